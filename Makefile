@@ -1,0 +1,34 @@
+# Two commands for a new user: `make repro` and `make test`. Both set up .venv first.
+PYTHON ?= python3.11
+VENV ?= .venv
+BIN := $(VENV)/bin
+PIP := $(BIN)/python -m pip
+# CPU torch first, so nothing pulls a multi-GB CUDA build (see README).
+TORCH_SPEC ?= torch==2.13.0
+export DVC_NO_ANALYTICS := 1
+export HF_HUB_OFFLINE := 1
+
+.PHONY: repro test lint setup clean
+
+setup: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml constraints.txt
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(PIP) install -q "$(TORCH_SPEC)"
+	$(PIP) install -q -c constraints.txt -e ".[dev]"
+	touch $@
+
+repro: setup
+	$(BIN)/dvc repro
+	$(BIN)/benchsmith report
+
+test: setup
+	$(BIN)/ruff check .
+	$(BIN)/python -m pytest -q
+
+lint: setup
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+clean:
+	rm -rf $(VENV) .cache data

@@ -1,0 +1,1 @@
+"""Pure construction and scoring logic over records: no network, no files."""

@@ -1,0 +1,158 @@
+"""Typed records of the wiki stage and their Arrow schemas, kept in one place."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from typing import Any
+
+import pyarrow as pa
+
+
+@dataclass(frozen=True)
+class Section:
+    """One heading of an article and its plain text (subsections are separate sections)."""
+
+    level: int
+    title: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Reference:
+    """One ``<ref>`` citation: rendered cite text plus the cited URL ('' when it has none)."""
+
+    name: str
+    cite_text: str
+    url: str
+
+
+@dataclass(frozen=True)
+class ExternalLink:
+    """One link of the article's External links section."""
+
+    url: str
+    title: str
+
+
+@dataclass(frozen=True)
+class Article:
+    """A wiki page as read by either reader, before event selection.
+
+    ``created_at`` is the timestamp of the page's first revision (UTC), or ``None`` when the
+    reader could not establish it; ``created_at_source`` says where it came from.
+    """
+
+    page_id: int
+    title: str
+    url: str
+    namespace: int
+    is_redirect: bool
+    redirect_target: str
+    created_at: datetime | None
+    created_at_source: str
+    last_revision_id: int
+    last_revision_at: datetime | None
+    categories: list[str]
+    templates: list[str]
+    infobox_type: str
+    infobox: dict[str, str]
+    summary: str
+    sections: list[Section]
+    outline: list[str]
+    word_count: int
+    references: list[Reference]
+    external_links: list[ExternalLink]
+    reader: str
+    read_at: datetime
+
+    def to_row(self) -> dict[str, Any]:
+        """Return the record as a row matching :data:`ARTICLE_SCHEMA`."""
+        row = asdict(self)
+        row["infobox"] = [{"key": k, "value": v} for k, v in self.infobox.items()]
+        return row
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> Article:
+        """Rebuild a record from a row read back from Parquet."""
+        values = dict(row)
+        values["infobox"] = {kv["key"]: kv["value"] for kv in row["infobox"]}
+        values["sections"] = [Section(**s) for s in row["sections"]]
+        values["references"] = [Reference(**r) for r in row["references"]]
+        values["external_links"] = [ExternalLink(**e) for e in row["external_links"]]
+        return cls(**values)
+
+
+@dataclass(frozen=True)
+class Rejection:
+    """A page that event selection turned away, with exactly one reason."""
+
+    page_id: int
+    title: str
+    url: str
+    namespace: int
+    reason: str
+    detail: str
+    created_at: datetime | None
+    word_count: int
+    reader: str
+
+    def to_row(self) -> dict[str, Any]:
+        """Return the record as a row matching :data:`REJECTION_SCHEMA`."""
+        return asdict(self)
+
+
+_TS = pa.timestamp("s", tz="UTC")
+
+ARTICLE_SCHEMA = pa.schema(
+    [
+        pa.field("page_id", pa.int64(), nullable=False),
+        pa.field("title", pa.string(), nullable=False),
+        pa.field("url", pa.string()),
+        pa.field("namespace", pa.int32()),
+        pa.field("is_redirect", pa.bool_()),
+        pa.field("redirect_target", pa.string()),
+        pa.field("created_at", _TS),
+        pa.field("created_at_source", pa.string()),
+        pa.field("last_revision_id", pa.int64()),
+        pa.field("last_revision_at", _TS),
+        pa.field("categories", pa.list_(pa.string())),
+        pa.field("templates", pa.list_(pa.string())),
+        pa.field("infobox_type", pa.string()),
+        pa.field("infobox", pa.list_(pa.struct([("key", pa.string()), ("value", pa.string())]))),
+        pa.field("summary", pa.string()),
+        pa.field(
+            "sections",
+            pa.list_(
+                pa.struct([("level", pa.int8()), ("title", pa.string()), ("text", pa.string())])
+            ),
+        ),
+        pa.field("outline", pa.list_(pa.string())),
+        pa.field("word_count", pa.int32()),
+        pa.field(
+            "references",
+            pa.list_(
+                pa.struct([("name", pa.string()), ("cite_text", pa.string()), ("url", pa.string())])
+            ),
+        ),
+        pa.field(
+            "external_links", pa.list_(pa.struct([("url", pa.string()), ("title", pa.string())]))
+        ),
+        pa.field("reader", pa.string()),
+        pa.field("read_at", _TS),
+    ]
+)
+
+REJECTION_SCHEMA = pa.schema(
+    [
+        pa.field("page_id", pa.int64(), nullable=False),
+        pa.field("title", pa.string(), nullable=False),
+        pa.field("url", pa.string()),
+        pa.field("namespace", pa.int32()),
+        pa.field("reason", pa.string(), nullable=False),
+        pa.field("detail", pa.string()),
+        pa.field("created_at", _TS),
+        pa.field("word_count", pa.int32()),
+        pa.field("reader", pa.string()),
+    ]
+)

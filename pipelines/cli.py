@@ -1,0 +1,120 @@
+"""The ``benchsmith`` command: thin typer wrappers over keyword-only stage functions."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from pipelines import __version__
+from pipelines.errors import BenchsmithError, ParamsError
+from pipelines.progress import setup_logging
+from pipelines.settings import load_params
+
+app = typer.Typer(
+    help=(
+        "Build long-context and Wikipedia-generation benchmarks from fresh sources.\n\n"
+        "Maintainers normally run `dvc repro`, which calls `benchsmith stage NAME` for each stage "
+        "in dvc.yaml; settings live in params.yaml."
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+)
+stage_app = typer.Typer(
+    help="Run one pipeline stage (what dvc.yaml calls). Settings come from params.yaml.",
+    no_args_is_help=True,
+)
+app.add_typer(stage_app, name="stage")
+console = Console(stderr=True)
+
+ParamsOption = Annotated[
+    Path, typer.Option("--params", "-p", help="Settings file.", show_default=True)
+]
+DATA_ROOT = Path("data")
+
+
+def _fail(exc: BenchsmithError) -> typer.Exit:
+    console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+    return typer.Exit(code=2 if isinstance(exc, ParamsError) else 1)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"benchsmith {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Show version.")
+    ] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Debug logging.")] = False,
+) -> None:
+    """Benchsmith command line."""
+    setup_logging(logging.DEBUG if verbose else logging.INFO)
+
+
+@app.command("check")
+def check(params: ParamsOption = Path("params.yaml")) -> None:
+    """Validate params.yaml and report the first problems found, naming each key."""
+    try:
+        load_params(params)
+    except BenchsmithError as exc:
+        raise _fail(exc) from None
+    typer.echo(f"{params}: ok")
+
+
+@stage_app.command("wiki")
+def stage_wiki(
+    params: ParamsOption = Path("params.yaml"),
+    out: Annotated[Path, typer.Option(help="Output folder.")] = DATA_ROOT / "wiki",
+) -> None:
+    """Read wiki pages (XML dump or live API) and select fresh event articles.
+
+    Writes OUT/articles.parquet, OUT/rejected.parquet (one reason per page) and OUT/stats.json.
+    """
+    from pipelines.stages.wiki import run_wiki
+
+    try:
+        settings = load_params(params).wiki
+        run_wiki(settings, out)
+    except BenchsmithError as exc:
+        raise _fail(exc) from None
+    print_report(DATA_ROOT if out.parent == DATA_ROOT else out.parent, only=[out.name])
+
+
+@app.command("report")
+def report(data: Annotated[Path, typer.Option(help="Data folder.")] = DATA_ROOT) -> None:
+    """Summarise every stage's stats.json and say where the outputs are."""
+    if not print_report(data):
+        raise _fail(BenchsmithError(f"no stats.json under {data}/; run 'dvc repro' first"))
+
+
+def print_report(data: Path, only: list[str] | None = None) -> bool:
+    """Print one table per stage from ``data/<stage>/stats.json``; return whether any was found."""
+    out = Console()
+    found = False
+    for stats_file in sorted(data.glob("*/stats.json")):
+        if only and stats_file.parent.name not in only:
+            continue
+        found = True
+        stats = json.loads(stats_file.read_text("utf-8"))
+        table = Table(title=f"stage {stats.get('stage', stats_file.parent.name)}", min_width=40)
+        table.add_column("count")
+        table.add_column("n", justify="right")
+        for key, value in stats.get("counts", {}).items():
+            table.add_row(key, str(value))
+        for reason, value in stats.get("dropped", {}).items():
+            table.add_row(f"  rejected: {reason}", str(value))
+        out.print(table)
+        files = ", ".join(
+            sorted(p.name for p in stats_file.parent.iterdir() if not p.name.startswith("."))
+        )
+        out.print(f"outputs in {stats_file.parent}/: {files}\n")
+    return found

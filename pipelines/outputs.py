@@ -1,0 +1,74 @@
+"""Atomic stage outputs: everything is written under a temporary folder, then renamed into place."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+
+@contextmanager
+def staged_outputs(out_dir: Path) -> Iterator[Path]:
+    """Yield a scratch folder beside ``out_dir``; on success move its files into ``out_dir``.
+
+    A stage killed or failing midway leaves ``out_dir`` as it was: the scratch folder is removed
+    on error and its files are only renamed (atomically, file by file) once the stage finished.
+    """
+    out_dir.mkdir(parents=True, exist_ok=True)
+    scratch = out_dir / f".tmp-{os.getpid()}"
+    shutil.rmtree(scratch, ignore_errors=True)
+    scratch.mkdir()
+    try:
+        yield scratch
+        # stats.json goes last, so a metrics file never describes missing tables
+        for path in sorted(scratch.iterdir(), key=lambda p: p.name == "stats.json"):
+            os.replace(path, out_dir / path.name)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+class TableWriter:
+    """Stream row dicts into one Parquet file in batches, with an explicit schema."""
+
+    def __init__(self, path: Path, schema: pa.Schema, batch_rows: int = 256):
+        self.path = path
+        self.schema = schema
+        self.batch_rows = batch_rows
+        self.rows = 0
+        self._buffer: list[dict[str, Any]] = []
+        self._writer = pq.ParquetWriter(path, schema, compression="zstd")
+
+    def write(self, row: dict[str, Any]) -> None:
+        """Buffer one row; flush a row group when the batch is full."""
+        self._buffer.append(row)
+        if len(self._buffer) >= self.batch_rows:
+            self._flush()
+
+    def _flush(self) -> None:
+        if self._buffer:
+            self._writer.write_table(pa.Table.from_pylist(self._buffer, schema=self.schema))
+            self.rows += len(self._buffer)
+            self._buffer = []
+
+    def close(self) -> None:
+        """Flush what is buffered and finish the file (an empty table still gets its schema)."""
+        self._flush()
+        self._writer.close()
+
+    def __enter__(self) -> TableWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def write_json(path: Path, data: Any) -> None:
+    """Write ``data`` as stable, indented JSON."""
+    path.write_text(json.dumps(data, indent=2, sort_keys=True, default=str) + "\n", "utf-8")

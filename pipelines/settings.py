@@ -1,0 +1,147 @@
+"""``params.yaml`` loaded into pydantic models, one per stage key, with errors that name the key."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import yaml
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    model_validator,
+)
+
+from builders.wikigen.select import EventSelection
+from pipelines.errors import ParamsError
+
+
+def _exists(path: Path, info: ValidationInfo) -> Path:
+    root = (info.context or {}).get("root")
+    resolved = path if path.is_absolute() or root is None else Path(root) / path
+    if not resolved.exists():
+        raise ValueError(f"file not found: {path}")
+    return resolved
+
+
+InputPath = Annotated[Path, AfterValidator(_exists)]
+"""A path that must exist; relative paths are taken from the directory of ``params.yaml``."""
+
+
+class Strict(BaseModel):
+    """Base for every settings model: unknown keys are errors, values are immutable."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class DumpSettings(Strict):
+    """Settings of the ``dump`` reader (MediaWiki XML export or pages-articles dump)."""
+
+    path: InputPath = Field(description="XML export or dump, plain, .bz2 or .gz.")
+    creation_dates: Literal["history", "log", "api"] = Field(
+        "history",
+        description=(
+            "Where created_at comes from: 'history' is the earliest revision in the export; "
+            "'log' is a page-creation log dump (log_path); 'api' asks the MediaWiki API "
+            "(wiki.api.url) about candidate pages only."
+        ),
+    )
+    log_path: InputPath | None = None
+    snapshot_at: datetime | None = Field(
+        None,
+        description=(
+            "When the export was taken; recorded as each record's read_at so reruns are "
+            "reproducible. Unset: the time of the run."
+        ),
+    )
+
+    @model_validator(mode="after")
+    def _log_needs_path(self) -> DumpSettings:
+        if self.creation_dates == "log" and self.log_path is None:
+            raise ValueError("creation_dates 'log' needs log_path (a page-creation log dump)")
+        return self
+
+
+class ApiSettings(Strict):
+    """Settings of the ``api`` reader and of API date look-ups."""
+
+    url: str = Field("https://en.wikipedia.org/w/api.php", pattern=r"^https?://")
+    contact: str = Field(
+        "", description="Contact URL or e-mail for the User-Agent (Wikimedia policy)."
+    )
+    categories: list[str] = Field(default_factory=list, description="Candidate categories.")
+    new_pages: bool = Field(True, description="Also list pages created in the window.")
+    max_pages: int = Field(5000, gt=0, description="Cap on candidate pages.")
+    batch_size: int = Field(20, gt=0, le=50, description="Titles per content request.")
+    request_interval_s: float = Field(0.1, ge=0, description="Minimum gap between requests.")
+    maxlag_s: int = Field(5, ge=0, description="Sent as maxlag; 0 disables it.")
+    retries: int = Field(5, ge=0)
+    timeout_s: float = Field(30.0, gt=0)
+
+
+class WikiSettings(EventSelection):
+    """The ``wiki`` stage: which reader, and which pages count as fresh events."""
+
+    reader: Literal["dump", "api"] = "dump"
+    dump: DumpSettings | None = None
+    api: ApiSettings = Field(default_factory=ApiSettings)
+    skip_sections: list[str] = Field(
+        description="Sections left out of sections, outline and word count."
+    )
+
+    @model_validator(mode="after")
+    def _reader_configured(self) -> WikiSettings:
+        if self.reader == "dump" and self.dump is None:
+            raise ValueError("reader 'dump' needs a 'dump' section with a path")
+        uses_api = self.reader == "api" or (self.dump and self.dump.creation_dates == "api")
+        if uses_api and not self.api.contact:
+            raise ValueError("the api reader needs api.contact for its User-Agent")
+        return self
+
+
+class Params(Strict):
+    """The whole ``params.yaml``: one model per stage key."""
+
+    wiki: WikiSettings
+
+
+def _location(loc: tuple[Any, ...]) -> str:
+    return " -> ".join(str(part) for part in loc if not str(part).startswith("function-"))
+
+
+def format_validation_error(exc: ValidationError, source: Path) -> str:
+    """Render pydantic errors as ``params.yaml: [wiki -> min_wrds] Extra inputs ...`` lines."""
+    lines = []
+    for err in exc.errors():
+        where = _location(err["loc"]) or "(top level)"
+        message = err["msg"].removeprefix("Value error, ")
+        if err["type"] == "extra_forbidden":
+            message = "unknown key (check the spelling; see README for the settings)"
+        elif err["type"] == "missing":
+            message = "required key is missing"
+        elif "input" in err and err["type"] not in {"value_error", "assertion_error"}:
+            message = f"{message} (got {err['input']!r})"
+        lines.append(f"{source}: [{where}] {message}")
+    return "\n".join(lines)
+
+
+def load_params(path: Path | str = "params.yaml") -> Params:
+    """Read and validate ``params.yaml``; raise :class:`ParamsError` naming the key and file."""
+    path = Path(path)
+    if not path.is_file():
+        raise ParamsError(f"{path}: file not found; run from the project root")
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise ParamsError(f"{path}: not valid YAML: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ParamsError(f"{path}: expected a mapping of stage keys, got {type(data).__name__}")
+    try:
+        return Params.model_validate(data, context={"root": path.resolve().parent})
+    except ValidationError as exc:
+        raise ParamsError(format_validation_error(exc, path)) from None

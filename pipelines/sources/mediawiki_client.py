@@ -1,0 +1,125 @@
+"""A polite MediaWiki API client on top of pymediawiki: User-Agent, rate limit, maxlag, retries."""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from collections.abc import Callable, Iterator
+from datetime import datetime, timedelta
+from typing import Any
+
+from pipelines import __version__
+from pipelines.errors import WikiApiError
+from pipelines.settings import ApiSettings
+from pipelines.sources.wiki_dump import parse_timestamp
+
+log = logging.getLogger(__name__)
+
+
+def user_agent(contact: str) -> str:
+    """Build a User-Agent after Wikimedia's policy: ``client/version (contact) library/version``."""
+    from importlib.metadata import version
+
+    return f"benchsmith/{__version__} ({contact}) pymediawiki/{version('pymediawiki')}"
+
+
+class MediaWikiClient:
+    """Sends API requests through pymediawiki's session, retrying what is worth retrying.
+
+    Retries (up to ``settings.retries``, exponential backoff with jitter) cover connection errors,
+    timeouts, non-JSON answers such as a 429 or 5xx page, and ``maxlag`` errors, whose advertised
+    lag is honoured as the wait.
+    """
+
+    def __init__(self, settings: ApiSettings, sleep: Callable[[float], None] = time.sleep):
+        from mediawiki import MediaWiki
+        from mediawiki.exceptions import MediaWikiBaseException
+        from requests import RequestException
+
+        self.settings = settings
+        self._sleep = sleep
+        try:
+            self.wiki = MediaWiki(
+                url=settings.url,
+                user_agent=user_agent(settings.contact),
+                rate_limit=settings.request_interval_s > 0,
+                rate_limit_wait=timedelta(seconds=settings.request_interval_s),
+                timeout=settings.timeout_s,
+            )
+        except (MediaWikiBaseException, RequestException) as exc:
+            raise WikiApiError(f"{settings.url}: cannot reach the MediaWiki API: {exc}") from exc
+
+    def request(self, params: dict[str, Any]) -> dict[str, Any]:
+        """Send one API request and return its JSON, raising :class:`WikiApiError` when it fails."""
+        from requests import RequestException
+
+        params = {**params, "formatversion": 2}
+        if self.settings.maxlag_s:
+            params["maxlag"] = self.settings.maxlag_s
+        problem = ""
+        for attempt in range(self.settings.retries + 1):
+            wait = min(60.0, 2.0**attempt) * (0.5 + random.random() / 2)
+            try:
+                answer = self.wiki.wiki_request(dict(params))
+            except RequestException as exc:
+                problem = f"request failed: {exc}"
+            else:
+                error = answer.get("error") if isinstance(answer, dict) else None
+                if answer and not error:
+                    return answer
+                if not answer:
+                    problem = "empty or non-JSON answer (rate limited or server error)"
+                elif error.get("code") == "maxlag":
+                    problem = f"maxlag: replication lag {error.get('lag', '?')} s"
+                    wait = max(wait, float(error.get("lag") or 5))
+                else:
+                    raise WikiApiError(
+                        f"{self.settings.url}: API error {error.get('code')}: {error.get('info')}"
+                    )
+            if attempt < self.settings.retries:
+                log.warning("%s: %s; retrying in %.1f s", self.settings.url, problem, wait)
+                self._sleep(wait)
+        raise WikiApiError(
+            f"{self.settings.url}: giving up after {self.settings.retries + 1} attempts: {problem}"
+        )
+
+    def query(self, params: dict[str, Any]) -> Iterator[dict[str, Any]]:
+        """Yield each ``query`` block of a request, following ``continue`` tokens."""
+        cont: dict[str, Any] = {}
+        while True:
+            answer = self.request({"action": "query", **params, **cont})
+            yield answer.get("query", {})
+            if "continue" not in answer:
+                return
+            cont = answer["continue"]
+
+    def siteinfo(self) -> tuple[str, str]:
+        """Return the wiki's article path base (``https://host/wiki/``) and category namespace."""
+        info = next(self.query({"meta": "siteinfo", "siprop": "general|namespaces"}))
+        general = info.get("general", {})
+        server = general.get("server", "")
+        if server.startswith("//"):
+            server = "https:" + server
+        base = server + general.get("articlepath", "/wiki/$1").replace("$1", "")
+        category = info.get("namespaces", {}).get("14", {}).get("name", "Category")
+        return base, category
+
+    def first_revision_time(self, title: str) -> datetime | None:
+        """Return the timestamp of a page's first revision, or ``None`` if it does not exist."""
+        block = next(
+            self.query(
+                {
+                    "prop": "revisions",
+                    "titles": title,
+                    "rvdir": "newer",
+                    "rvlimit": 1,
+                    "rvprop": "timestamp",
+                }
+            )
+        )
+        for page in block.get("pages", []):
+            revisions = page.get("revisions") or []
+            if revisions:
+                return parse_timestamp(revisions[0]["timestamp"])
+        return None
