@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from pipelines import __version__
 from pipelines.errors import BenchsmithError, ParamsError
@@ -39,7 +40,7 @@ DATA_ROOT = Path("data")
 
 
 def _fail(exc: BenchsmithError) -> typer.Exit:
-    console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+    console.print(Text.assemble(("error: ", "bold red"), str(exc)), soft_wrap=True)
     return typer.Exit(code=2 if isinstance(exc, ParamsError) else 1)
 
 

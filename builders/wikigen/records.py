@@ -102,7 +102,7 @@ class Rejection:
         return asdict(self)
 
 
-_TS = pa.timestamp("s", tz="UTC")
+_TS = pa.timestamp("ms", tz="UTC")  # Parquet keeps no coarser unit
 
 ARTICLE_SCHEMA = pa.schema(
     [

@@ -47,7 +47,7 @@ def _run(
     """Run a command; raise RuntimeError with its output tail if it fails."""
     t0 = time.monotonic()
     res = subprocess.run(cmd, cwd=cwd, env=env, input=stdin, capture_output=True, text=True)
-    log.debug("%s: rc=%s in %.2fs", " ".join(cmd[:3]), res.returncode, time.monotonic() - t0)
+    log.debug("%.100s: rc=%s in %.2fs", " ".join(cmd), res.returncode, time.monotonic() - t0)
     if res.returncode != 0:
         raise RuntimeError(
             f"{' '.join(cmd)} failed (rc={res.returncode})\n"

@@ -1,0 +1,14 @@
+"""Shared fixtures."""
+
+from __future__ import annotations
+
+import pytest
+
+from pipelines.settings import Params, load_params
+from tests.support.snapshot import ROOT
+
+
+@pytest.fixture(scope="session")
+def params() -> Params:
+    """The project's own params.yaml."""
+    return load_params(ROOT / "params.yaml")

@@ -1,0 +1,114 @@
+import bz2
+from datetime import UTC, datetime
+
+import pytest
+
+from builders.wikigen.select import classify
+from pipelines.errors import SourceFormatError
+from pipelines.sources.creation_log import read_creation_log
+from pipelines.sources.wiki_dump import read_dump
+from tests.support.snapshot import SNAPSHOT_EVENTS, SNAPSHOT_TRAPS, SNAPSHOT_XML
+
+SKIP = ["References", "External links"]
+
+
+def _read(path, **kwargs):
+    return list(read_dump(path, skip_sections=SKIP, **kwargs))
+
+
+def test_snapshot_selection_keeps_the_events_and_rejects_each_trap_for_its_reason(params):
+    articles = list(read_dump(SNAPSHOT_XML, skip_sections=params.wiki.skip_sections))
+    verdicts = {a.title: classify(a, params.wiki) for a in articles}
+    selected = {title for title, rejection in verdicts.items() if rejection is None}
+    assert selected == SNAPSHOT_EVENTS
+    for title, reason in SNAPSHOT_TRAPS.items():
+        assert verdicts[title].reason == reason, title
+    assert len(SNAPSHOT_EVENTS) >= 12
+
+
+def test_snapshot_events_have_sections_subsections_refs_and_links(params):
+    for article in read_dump(SNAPSHOT_XML, skip_sections=params.wiki.skip_sections):
+        if article.title not in SNAPSHOT_EVENTS:
+            continue
+        assert 1000 <= article.word_count <= 3000, article.title
+        assert {2, 3} <= {s.level for s in article.sections}, article.title
+        assert article.infobox_type and "date" in article.infobox, article.title
+        assert len(article.references) >= 5, article.title
+        assert all(".example/" in r.url for r in article.references), article.title
+        assert article.external_links, article.title
+        assert article.created_at.year == 2026, article.title
+        assert article.created_at < article.last_revision_at, article.title
+
+
+def test_created_at_is_the_first_revision_not_the_title():
+    renamed = next(a for a in _read(SNAPSHOT_XML) if a.title == "2026 Korvenna tramway strike")
+    assert renamed.created_at == datetime(2019, 5, 7, 13, 0, tzinfo=UTC)
+    assert renamed.created_at_source == "history"
+    assert renamed.last_revision_at.year == 2026
+
+
+def test_page_urls_come_from_the_siteinfo_base():
+    first = _read(SNAPSHOT_XML)[0]
+    assert first.url.startswith("https://valdrapedia.example/wiki/")
+    assert " " not in first.url
+
+
+def test_compressed_dump_reads_the_same(tmp_path):
+    packed = tmp_path / "export.xml.bz2"
+    packed.write_bytes(bz2.compress(SNAPSHOT_XML.read_bytes()))
+    assert [a.to_row() for a in _read(packed, read_at=datetime(2026, 1, 1, tzinfo=UTC))] == [
+        a.to_row() for a in _read(SNAPSHOT_XML, read_at=datetime(2026, 1, 1, tzinfo=UTC))
+    ]
+
+
+def test_malformed_xml_names_the_file_and_line(tmp_path):
+    broken = tmp_path / "broken.xml"
+    lines = SNAPSHOT_XML.read_text().splitlines()
+    lines[40] = "<page><title>Unclosed"
+    broken.write_text("\n".join(lines))
+    with pytest.raises(SourceFormatError, match=r"broken\.xml: malformed XML at line \d+"):
+        _read(broken)
+
+
+def test_page_without_title_is_reported_with_the_file(tmp_path):
+    bad = tmp_path / "bad.xml"
+    bad.write_text(
+        '<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.11/"><page><ns>0</ns>'
+        "<id>5</id></page></mediawiki>"
+    )
+    with pytest.raises(SourceFormatError, match=r"bad\.xml: a <page> without <title>"):
+        _read(bad)
+
+
+LOG = """<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.11/">
+  <logitem><id>1</id><timestamp>2019-05-07T13:00:00Z</timestamp><type>create</type>
+    <action>create</action><logtitle>Korvenna tramway strike</logtitle></logitem>
+  <logitem><id>2</id><timestamp>2026-03-04T09:12:00Z</timestamp><type>create</type>
+    <action>create</action><logtitle>2026 Meridal River floods</logtitle></logitem>
+  <logitem><id>3</id><timestamp>2026-03-05T09:12:00Z</timestamp><type>delete</type>
+    <action>delete</action><logtitle>Cyclone Imre</logtitle></logitem>
+</mediawiki>
+"""
+
+
+def test_creation_log_keeps_in_window_creations_only(tmp_path):
+    log_path = tmp_path / "logging.xml"
+    log_path.write_text(LOG)
+    created = read_creation_log(log_path, since=datetime(2026, 1, 1, tzinfo=UTC))
+    assert created == {"2026 Meridal River floods": datetime(2026, 3, 4, 9, 12, tzinfo=UTC)}
+
+
+def test_log_dates_replace_history_and_unknown_pages_stay_unknown(tmp_path, params):
+    log_path = tmp_path / "logging.xml"
+    log_path.write_text(LOG)
+    created = read_creation_log(log_path, since=datetime(2026, 1, 1, tzinfo=UTC))
+    by_title = {
+        a.title: a
+        for a in _read(SNAPSHOT_XML, creation_dates="log", created_lookup=created.get)
+    }
+    floods = by_title["2026 Meridal River floods"]
+    assert floods.created_at == datetime(2026, 3, 4, 9, 12, tzinfo=UTC)
+    assert floods.created_at_source == "log"
+    renamed = by_title["2026 Korvenna tramway strike"]
+    assert renamed.created_at is None
+    assert classify(renamed, params.wiki).reason == "created_unknown"

@@ -1,0 +1,120 @@
+from pipelines.sources.wikitext import parse_wikitext, plain_text
+
+PAGE = """{{Infobox flood
+| name = 2026 Test floods
+| date = 3–19 March 2026
+| location = [[Meridal Valley]], Valdra<ref>inline note</ref>
+| deaths = 14
+| image =
+}}
+The '''2026 Test floods''' hit [[Meridal|the town]].<ref name="herald">{{cite web |url=https://www.valdra-herald.example/a |title=Levee breach |publisher=Valdra Herald |date=5 March 2026 |access-date=6 March 2026}}</ref> Water rose.<ref name="herald" />
+[[File:Flood.jpg|thumb|A flooded street]]
+
+== Background ==
+Rain fell for days.<ref>[https://www.korvenna-times.example/b Rain report]</ref>
+
+=== Forecasts ===
+The VMO warned early.<ref>{{cite web |url=https://www.valdra-herald.example/a |title=Same URL again}}</ref>
+<!-- editor note -->
+
+== Response ==
+Crews worked.
+
+== See also ==
+* [[Other floods]]
+
+=== Nested under skipped ===
+Ignored text.
+
+== References ==
+<references />
+
+== External links ==
+* [https://www.civilprotection.gov-valdra.example/x NCPA incident page]
+* [https://www.vbc-news.example/live VBC coverage]
+
+[[Category:2026 floods|Test]]
+[[Category:Floods in Valdra]]
+"""
+
+SKIP = ["See also", "References", "External links"]
+
+
+def test_sections_keep_levels_and_skip_listed_sections_with_their_subsections():
+    page = parse_wikitext(PAGE, skip_sections=SKIP)
+    assert [(s.level, s.title) for s in page.sections] == [
+        (2, "Background"),
+        (3, "Forecasts"),
+        (2, "Response"),
+    ]
+    assert page.outline == ["Background", "Forecasts", "Response"]
+    assert page.sections[1].text == "The VMO warned early."
+    assert "Ignored" not in " ".join(s.text for s in page.sections)
+
+
+def test_lead_is_plain_text_without_refs_files_or_markup():
+    page = parse_wikitext(PAGE, skip_sections=SKIP)
+    assert page.summary == "The 2026 Test floods hit the town. Water rose."
+
+
+def test_word_count_covers_lead_and_kept_sections_only():
+    page = parse_wikitext(PAGE, skip_sections=SKIP)
+    expected = len(page.summary.split()) + sum(len(s.text.split()) for s in page.sections)
+    assert page.word_count == expected == 9 + 4 + 4 + 2
+
+
+def test_infobox_type_and_fields_are_plain_text_and_empty_fields_dropped():
+    page = parse_wikitext(PAGE, skip_sections=SKIP)
+    assert page.infobox_type == "flood"
+    assert page.infobox == {
+        "name": "2026 Test floods",
+        "date": "3–19 March 2026",
+        "location": "Meridal Valley, Valdra",
+        "deaths": "14",
+    }
+
+
+def test_references_are_distinct_with_cite_text_and_url():
+    refs = parse_wikitext(PAGE, skip_sections=SKIP).references
+    assert [r.url for r in refs] == [
+        "",
+        "https://www.valdra-herald.example/a",
+        "https://www.korvenna-times.example/b",
+    ]
+    herald = refs[1]
+    assert herald.name == "herald"
+    assert herald.cite_text == (
+        '"Levee breach". Valdra Herald. 5 March 2026. Retrieved 6 March 2026.'
+    )
+    assert refs[2].cite_text == "Rain report"
+
+
+def test_external_links_come_from_their_section():
+    links = parse_wikitext(PAGE, skip_sections=SKIP).external_links
+    assert [(link.url, link.title) for link in links] == [
+        ("https://www.civilprotection.gov-valdra.example/x", "NCPA incident page"),
+        ("https://www.vbc-news.example/live", "VBC coverage"),
+    ]
+
+
+def test_categories_drop_sort_keys_and_keep_order():
+    page = parse_wikitext(PAGE, skip_sections=SKIP)
+    assert page.categories == ["2026 floods", "Floods in Valdra"]
+    assert page.templates == ["Infobox flood"]
+
+
+def test_redirect_target_is_read():
+    page = parse_wikitext("#REDIRECT [[2026 Test floods#Response]]\n", skip_sections=SKIP)
+    assert page.redirect_target == "2026 Test floods"
+    assert parse_wikitext(PAGE, skip_sections=SKIP).redirect_target == ""
+
+
+def test_categories_use_the_wiki_namespace_name():
+    page = parse_wikitext("Text [[Kategorie:Hochwasser 2026]]", skip_sections=[],
+                          category_namespace="Kategorie")
+    assert page.categories == ["Hochwasser 2026"]
+
+
+def test_plain_text_of_lists_and_tables_keeps_their_words():
+    text = plain_text("* one [[two]]\n* three\n{|\n| a || b\n|}")
+    assert text.split() == ["one", "two", "three", "a", "b"]

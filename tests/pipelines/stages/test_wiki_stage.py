@@ -1,0 +1,59 @@
+import json
+
+import pyarrow.parquet as pq
+import pytest
+
+from builders.wikigen.records import ARTICLE_SCHEMA, REJECTION_SCHEMA, Article
+from pipelines.errors import SourceFormatError
+from pipelines.stages.wiki import run_wiki
+from tests.support.snapshot import SNAPSHOT_EVENTS, SNAPSHOT_XML
+
+
+def test_stage_writes_articles_rejections_and_stats(tmp_path, params):
+    out = tmp_path / "wiki"
+    stats = run_wiki(params.wiki, out)
+
+    articles = pq.read_table(out / "articles.parquet")
+    rejected = pq.read_table(out / "rejected.parquet")
+    assert articles.schema.equals(ARTICLE_SCHEMA, check_metadata=False)
+    assert rejected.schema.equals(REJECTION_SCHEMA, check_metadata=False)
+    assert set(articles.column("title").to_pylist()) == SNAPSHOT_EVENTS
+
+    saved = json.loads((out / "stats.json").read_text())
+    assert saved["counts"]["selected"] == articles.num_rows == stats.counts["selected"]
+    assert saved["counts"]["read"] == articles.num_rows + rejected.num_rows
+    reasons = rejected.column("reason").to_pylist()
+    assert saved["dropped"] == {r: reasons.count(r) for r in set(reasons)}
+    assert not [p for p in out.iterdir() if p.name.startswith(".tmp")]
+
+
+def test_records_round_trip_through_parquet(tmp_path, params):
+    out = tmp_path / "wiki"
+    run_wiki(params.wiki, out)
+    row = pq.read_table(out / "articles.parquet").to_pylist()[0]
+    article = Article.from_row(row)
+    assert article.to_row() == row
+    assert article.sections and article.references and article.infobox
+
+
+def test_same_inputs_give_identical_outputs(tmp_path, params):
+    run_wiki(params.wiki, tmp_path / "a")
+    run_wiki(params.wiki, tmp_path / "b")
+    for name in ("articles.parquet", "rejected.parquet"):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
+
+
+def test_failed_run_keeps_previous_outputs_and_leaves_no_partial_files(tmp_path, params):
+    out = tmp_path / "wiki"
+    run_wiki(params.wiki, out)
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+
+    broken = tmp_path / "broken.xml"
+    text = SNAPSHOT_XML.read_text()
+    broken.write_text(text[: len(text) // 2])  # a dump cut off mid-way
+    bad_settings = params.wiki.model_copy(
+        update={"dump": params.wiki.dump.model_copy(update={"path": broken})}
+    )
+    with pytest.raises(SourceFormatError, match="broken.xml"):
+        run_wiki(bad_settings, out)
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
