@@ -173,7 +173,11 @@ class MediaWikiServer:
                 cwd=mw, env=env, stdin=subprocess.DEVNULL, stdout=out,
                 stderr=subprocess.STDOUT, start_new_session=True,
             )  # fmt: skip
-        self._wait_ready(self._proc, timeout=30.0)
+        try:
+            self._wait_ready(self._proc, timeout=30.0)
+        except BaseException:
+            self.stop()
+            raise
         log.info("MediaWiki up at %s in %.1fs", self.api_url, time.monotonic() - t0)
         return self
 
@@ -190,7 +194,6 @@ class MediaWikiServer:
                 last_err = e
             time.sleep(0.1)
         why = f"php -S exited with rc={rc}" if rc is not None else f"no answer in {timeout}s"
-        self.stop()
         server_log = self.log_path.read_text(errors="replace")[-3000:]
         raise RuntimeError(
             f"MediaWiki at {self.api_url} did not start: {why} (last error: {last_err!r})\n"
