@@ -1,0 +1,100 @@
+"""Benchmark the dump reader: pages/s and peak memory at two dump sizes.
+
+Builds synthetic exports by repeating the snapshot's pages under new titles and ids, then reads each
+one in a fresh process with the streaming dump reader and, for comparison, with a whole-tree
+``ElementTree.parse`` (what a naive reader does). Memory is the process's peak RSS above its
+baseline after imports. Run:
+
+    python bench/wiki_dump.py --sizes 2000 20000
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import re
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SNAPSHOT = ROOT / "snapshot" / "wiki" / "export.xml"
+
+
+def build_dump(pages: int, path: Path) -> None:
+    """Write an export with ``pages`` pages cycled from the snapshot under new titles and ids."""
+    text = SNAPSHOT.read_text("utf-8")
+    head = text[: text.index("  <page>")]
+    blocks = re.findall(r"  <page>.*?</page>\n", text, flags=re.S)
+    with path.open("w", encoding="utf-8") as out:
+        out.write(head)
+        for i in range(pages):
+            block = blocks[i % len(blocks)]
+            block = re.sub(r"<title>(.*?)</title>", rf"<title>\1 (copy {i})</title>", block, 1)
+            block = re.sub(r"<id>\d+</id>", f"<id>{i + 1}</id>", block, 1)
+            out.write(block)
+        out.write("</mediawiki>\n")
+
+
+def _peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def measure(path: str, mode: str) -> dict[str, float]:
+    """Read ``path`` in this process and return pages, seconds and peak RSS growth (MB)."""
+    import xml.etree.ElementTree as ET
+
+    from pipelines.sources.wiki_dump import read_dump
+
+    baseline = _peak_rss_mb()
+    start = time.perf_counter()
+    if mode == "stream":
+        pages = sum(1 for _ in read_dump(Path(path), skip_sections=["References"]))
+    else:
+        tree = ET.parse(path)
+        pages = sum(1 for e in tree.getroot() if e.tag.endswith("page"))
+    seconds = time.perf_counter() - start
+    return {"pages": pages, "seconds": seconds, "peak_rss_growth_mb": _peak_rss_mb() - baseline}
+
+
+def _run_child(path: Path, mode: str) -> dict[str, float]:
+    out = subprocess.run(
+        [sys.executable, __file__, "--measure", str(path), "--mode", mode],
+        capture_output=True, text=True, check=True, cwd=ROOT,
+    ).stdout
+    return json.loads(out)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[2000, 20000])
+    parser.add_argument("--measure", help=argparse.SUPPRESS)
+    parser.add_argument("--mode", default="stream", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.measure:
+        print(json.dumps(measure(args.measure, args.mode)))
+        return
+
+    print(f"machine: {platform.machine()}, {platform.processor() or 'cpu'}, "
+          f"python {platform.python_version()}")
+    print("| pages | dump MB | reader | pages/s | peak RSS growth MB |")
+    print("|---:|---:|---|---:|---:|")
+    with tempfile.TemporaryDirectory() as tmp:
+        for size in args.sizes:
+            path = Path(tmp) / f"dump-{size}.xml"
+            build_dump(size, path)
+            mb = path.stat().st_size / 1e6
+            for mode, label in (("stream", "benchsmith dump reader"),
+                                ("tree", "ElementTree.parse (reference)")):
+                r = _run_child(path, mode)
+                assert r["pages"] == size, r
+                print(f"| {size:,} | {mb:,.0f} | {label} | {r['pages'] / r['seconds']:,.0f} "
+                      f"| {r['peak_rss_growth_mb']:,.0f} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,79 @@
+"""`dvc repro` itself, on a temporary copy of the project."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+import yaml
+
+from tests.support.snapshot import ROOT, SNAPSHOT_EVENTS
+
+pytestmark = pytest.mark.integration
+
+
+def _project_files() -> list[str]:
+    listed = subprocess.run(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT, capture_output=True, text=True, check=True,
+    ).stdout.splitlines()
+    return [f for f in listed if (ROOT / f).is_file() and f != "dvc.lock"]
+
+
+@pytest.fixture()
+def project(tmp_path: Path) -> Path:
+    """A fresh copy of the tracked project in its own git repository, without dvc.lock."""
+    copy = tmp_path / "project"
+    for name in _project_files():
+        (copy / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / name, copy / name)
+    subprocess.run(["git", "init", "-q"], cwd=copy, check=True)
+    return copy
+
+
+def _dvc(project: Path, *args: str) -> str:
+    env = {
+        **os.environ,
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+        "DVC_NO_ANALYTICS": "1",
+    }
+    result = subprocess.run(
+        [str(Path(sys.executable).parent / "dvc"), *args],
+        cwd=project, env=env, capture_output=True, text=True, timeout=300,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    return result.stdout + result.stderr
+
+
+def _titles(project: Path) -> set[str]:
+    table = pq.read_table(project / "data" / "wiki" / "articles.parquet", columns=["title"])
+    return set(table.column("title").to_pylist())
+
+
+def test_repro_builds_the_selection_then_does_nothing_then_follows_params(project):
+    first = _dvc(project, "repro")
+    assert "Running stage 'wiki'" in first
+    assert _titles(project) == SNAPSHOT_EVENTS
+    assert (project / "dvc.lock").is_file()
+    articles = project / "data" / "wiki" / "articles.parquet"
+    built = articles.stat().st_mtime_ns
+
+    second = _dvc(project, "repro")
+    assert "Running stage" not in second
+    assert articles.stat().st_mtime_ns == built
+
+    params_file = project / "params.yaml"
+    params = yaml.safe_load(params_file.read_text())
+    params["wiki"]["created_after"] = "2026-06-01"
+    params_file.write_text(yaml.safe_dump(params, sort_keys=False))
+    third = _dvc(project, "repro")
+    assert "Running stage 'wiki'" in third
+    later = _titles(project)
+    assert later and later < SNAPSHOT_EVENTS
+    assert "Cyclone Imre" not in later  # created in January
+    assert "Up to date" in _dvc(project, "status") or "up to date" in _dvc(project, "status")
