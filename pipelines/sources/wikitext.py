@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 import mwparserfromhell
-from mwparserfromhell.nodes import Comment, ExternalLink, Tag, Template, Wikilink
+from mwparserfromhell.nodes import Comment, ExternalLink, Heading, Tag, Template, Wikilink
 from mwparserfromhell.wikicode import Wikicode
 
 from builders.wikigen.records import ExternalLink as LinkRecord
@@ -50,20 +50,31 @@ def _namespace_of(link: Wikilink) -> str:
     return title.split(":", 1)[0].strip().casefold() if ":" in title else ""
 
 
-def plain_text(code: Wikicode | str, hidden_link_namespaces: Iterable[str] = ()) -> str:
-    """Render wikitext as plain text: no refs, templates, comments, files or category links."""
-    code = mwparserfromhell.parse(str(code))
-    hidden = {ns.casefold() for ns in hidden_link_namespaces} | {"category", "file", "image"}
+def _drop_hidden(code: Wikicode, hidden: set[str]) -> None:
     for node in code.filter(recursive=False):
-        if (
-            isinstance(node, Template | Comment)
-            or (isinstance(node, Tag) and str(node.tag).lower() in {"ref", "references"})
-            or (isinstance(node, Wikilink) and _namespace_of(node) in hidden)
+        if isinstance(node, Template | Comment) or (
+            isinstance(node, Tag) and str(node.tag).lower() in {"ref", "references"}
         ):
             code.remove(node)
+        elif isinstance(node, Wikilink) and _namespace_of(node) in hidden:
+            code.remove(node)
+
+
+def _render(code: Wikicode) -> str:
     text = code.strip_code(normalize=True, collapse=True)
     lines = [_SPACES_RE.sub(" ", line).strip() for line in text.splitlines()]
     return _BLANK_LINES_RE.sub("\n\n", "\n".join(lines)).strip()
+
+
+def _hidden(namespaces: Iterable[str]) -> set[str]:
+    return {ns.casefold() for ns in namespaces} | {"category", "file", "image"}
+
+
+def plain_text(code: Wikicode | str, hidden_link_namespaces: Iterable[str] = ()) -> str:
+    """Render wikitext as plain text: no refs, templates, comments, files or category links."""
+    code = mwparserfromhell.parse(str(code))
+    _drop_hidden(code, _hidden(hidden_link_namespaces))
+    return _render(code)
 
 
 def words(text: str) -> int:
@@ -75,11 +86,8 @@ def _infobox(code: Wikicode) -> tuple[str, dict[str, str]]:
     for template in code.filter_templates(recursive=False):
         name = template_name(template)
         if name.casefold().startswith("infobox"):
-            fields = {
-                str(p.name).strip(): plain_text(p.value)
-                for p in template.params
-                if str(p.name).strip() and plain_text(p.value)
-            }
+            values = ((str(p.name).strip(), plain_text(p.value)) for p in template.params)
+            fields = {name: value for name, value in values if name and value}
             return name[len("infobox") :].strip().casefold(), fields
     return "", {}
 
@@ -185,23 +193,28 @@ def parse_wikitext(
     )
     infobox_type, infobox = _infobox(code)
 
+    references_found = references(code)
+    # From here on the tree is cleaned in place once, then each section is rendered without
+    # parsing it again.
+    hidden = _hidden([category_namespace])
     summary, sections, ext_links = "", [], []
     skip_level = 0
     for chunk in code.get_sections(flat=True, include_lead=True):
-        headings = chunk.filter_headings(recursive=False)
-        if not headings or not str(chunk).lstrip().startswith("="):
-            summary = plain_text(chunk, [category_namespace])
+        first = chunk.nodes[0] if chunk.nodes else None
+        if not isinstance(first, Heading):
+            _drop_hidden(chunk, hidden)
+            summary = _render(chunk)
             continue
-        heading = headings[0]
-        title = plain_text(heading.title)
-        body = str(chunk)[len(str(heading)) :]
+        title = plain_text(first.title)
+        body = Wikicode(chunk.nodes[1:])
         if title.casefold() == external_links_section.casefold():
-            ext_links = _links(mwparserfromhell.parse(body))
-        if skip_level and heading.level > skip_level:
+            ext_links = _links(body)
+        if skip_level and first.level > skip_level:
             continue
-        skip_level = heading.level if title.casefold() in skip else 0
+        skip_level = first.level if title.casefold() in skip else 0
         if not skip_level:
-            sections.append(Section(heading.level, title, plain_text(body, [category_namespace])))
+            _drop_hidden(body, hidden)
+            sections.append(Section(first.level, title, _render(body)))
 
     return ParsedPage(
         redirect_target=redirect_target,
@@ -213,6 +226,6 @@ def parse_wikitext(
         sections=sections,
         outline=[s.title for s in sections],
         word_count=words(summary) + sum(words(s.text) for s in sections),
-        references=references(code),
+        references=references_found,
         external_links=ext_links,
     )
