@@ -52,6 +52,7 @@ class DumpSettings(Strict):
         ),
     )
     log_path: InputPath | None = None
+    workers: int = Field(1, ge=1, description="Processes parsing wikitext (1: in-process).")
     snapshot_at: datetime | None = Field(
         None,
         description=(

@@ -15,16 +15,20 @@ from __future__ import annotations
 
 import bz2
 import gzip
+import multiprocessing
 import xml.etree.ElementTree as ET
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
-from typing import IO
+from typing import IO, TypeVar
 
 from builders.wikigen.records import Article
 from pipelines.errors import SourceFormatError
-from pipelines.sources.wiki_article import build_article
+from pipelines.sources.wiki_article import build_article, page_url
+
+T = TypeVar("T")
 
 
 def open_maybe_compressed(path: Path) -> IO[bytes]:
@@ -101,20 +105,11 @@ def _revision(page: _Page, elem: ET.Element) -> None:
         page.text = _child_text(elem, "text")
 
 
-def read_dump(
-    path: Path,
-    *,
-    skip_sections: list[str],
-    creation_dates: str = "history",
-    created_lookup: Callable[[str], datetime | None] | None = None,
-    read_at: datetime | None = None,
-) -> Iterator[Article]:
-    """Yield one Article per ``<page>`` of the export, holding one page in memory at a time.
+def iter_pages(path: Path) -> Iterator[tuple[SiteInfo, _Page]]:
+    """Stream ``(siteinfo, page)`` pairs from the export, one page in memory at a time.
 
-    ``created_lookup`` maps a title to its creation time for ``creation_dates='log'``.
     Raises :class:`SourceFormatError` naming the file and line when the XML is malformed.
     """
-    read_at = read_at or datetime.now(UTC).replace(microsecond=0)
     site = SiteInfo()
     page = _Page()
     root: ET.Element | None = None
@@ -145,9 +140,7 @@ def read_dump(
                             f"{path}: a <page> without <title> or <id> ends near line "
                             f"{_line(parser)}"
                         )
-                    yield _article(
-                        page, site, creation_dates, created_lookup, skip_sections, read_at
-                    )
+                    yield site, page
                     if root is not None:
                         root.clear()
         except ET.ParseError as exc:
@@ -155,6 +148,8 @@ def read_dump(
             raise SourceFormatError(
                 f"{path}: malformed XML at line {line}, column {column}: {exc}"
             ) from exc
+        except ValueError as exc:
+            raise SourceFormatError(f"{path}: bad value near line {_line(parser)}: {exc}") from exc
 
 
 def _line(parser: object) -> str:
@@ -162,26 +157,70 @@ def _line(parser: object) -> str:
     return str(getattr(root_parser, "CurrentLineNumber", "?"))
 
 
+def read_dump(
+    path: Path,
+    *,
+    skip_sections: list[str],
+    creation_dates: str = "history",
+    created_lookup: Callable[[str], datetime | None] | None = None,
+    read_at: datetime | None = None,
+    workers: int = 1,
+    batch_pages: int = 256,
+) -> Iterator[Article]:
+    """Yield one Article per ``<page>`` of the export, in file order.
+
+    ``created_lookup`` maps a title to its creation time for ``creation_dates='log'``.
+    With ``workers > 1`` the wikitext of each batch of ``batch_pages`` pages is parsed in a
+    process pool; memory stays bounded by one batch.
+    """
+    read_at = read_at or datetime.now(UTC).replace(microsecond=0)
+    convert = partial(
+        _article, creation_dates=creation_dates, skip_sections=skip_sections, read_at=read_at
+    )
+
+    def jobs() -> Iterator[tuple[SiteInfo, _Page, datetime | None]]:
+        for site, page in iter_pages(path):
+            if creation_dates == "history":
+                created = page.first_at
+            elif creation_dates == "log" and created_lookup is not None:
+                created = created_lookup(page.title)
+            else:
+                created = None
+            yield site, page, created
+
+    if workers <= 1:
+        yield from (convert(job) for job in jobs())
+        return
+    with multiprocessing.get_context("spawn").Pool(workers) as pool:
+        for batch in _batched(jobs(), batch_pages):
+            yield from pool.map(convert, batch, chunksize=max(1, len(batch) // (4 * workers)))
+
+
+def _batched(items: Iterable[T], size: int) -> Iterator[list[T]]:
+    batch: list[T] = []
+    for item in items:
+        batch.append(item)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
 def _article(
-    page: _Page,
-    site: SiteInfo,
+    job: tuple[SiteInfo, _Page, datetime | None],
+    *,
     creation_dates: str,
-    created_lookup: Callable[[str], datetime | None] | None,
     skip_sections: list[str],
     read_at: datetime,
 ) -> Article:
-    if creation_dates == "history":
-        created_at = page.first_at
-    elif creation_dates == "log" and created_lookup is not None:
-        created_at = created_lookup(page.title)
-    else:
-        created_at = None
+    site, page, created_at = job
     return build_article(
         page_id=page.page_id,
         title=page.title,
         namespace=page.namespace,
         wikitext=page.text,
-        url=page_url_or_blank(site, page.title),
+        url=page_url(site.article_base, page.title) if site.article_base else "",
         created_at=created_at,
         created_at_source=creation_dates,
         last_revision_id=page.last_id,
@@ -193,10 +232,3 @@ def _article(
         is_redirect=bool(page.redirect_target),
         redirect_target=page.redirect_target,
     )
-
-
-def page_url_or_blank(site: SiteInfo, title: str) -> str:
-    """Return the page URL when the export names its wiki, else ''."""
-    from pipelines.sources.wiki_article import page_url
-
-    return page_url(site.article_base, title) if site.article_base else ""

@@ -50,13 +50,17 @@ def _namespace_of(link: Wikilink) -> str:
     return title.split(":", 1)[0].strip().casefold() if ":" in title else ""
 
 
+def _is_hidden(node: object, hidden: set[str]) -> bool:
+    if isinstance(node, Template | Comment):
+        return True
+    if isinstance(node, Tag):
+        return str(node.tag).lower() in {"ref", "references"}
+    return isinstance(node, Wikilink) and _namespace_of(node) in hidden
+
+
 def _drop_hidden(code: Wikicode, hidden: set[str]) -> None:
     for node in code.filter(recursive=False):
-        if isinstance(node, Template | Comment) or (
-            isinstance(node, Tag) and str(node.tag).lower() in {"ref", "references"}
-        ):
-            code.remove(node)
-        elif isinstance(node, Wikilink) and _namespace_of(node) in hidden:
+        if _is_hidden(node, hidden):
             code.remove(node)
 
 

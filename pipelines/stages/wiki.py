@@ -47,6 +47,7 @@ def _articles(settings: WikiSettings) -> tuple[Iterator[Article], Callable[[str]
         creation_dates=dump.creation_dates,
         created_lookup=lookup,
         read_at=dump.snapshot_at,
+        workers=dump.workers,
     )
     if dump.creation_dates == "api":
         return pages, MediaWikiClient(settings.api).first_revision_time

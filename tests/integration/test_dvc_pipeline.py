@@ -20,7 +20,10 @@ pytestmark = pytest.mark.integration
 def _project_files() -> list[str]:
     listed = subprocess.run(
         ["git", "ls-files", "--cached", "--others", "--exclude-standard"],
-        cwd=ROOT, capture_output=True, text=True, check=True,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout.splitlines()
     return [f for f in listed if (ROOT / f).is_file() and f != "dvc.lock"]
 
@@ -44,7 +47,11 @@ def _dvc(project: Path, *args: str) -> str:
     }
     result = subprocess.run(
         [str(Path(sys.executable).parent / "dvc"), *args],
-        cwd=project, env=env, capture_output=True, text=True, timeout=300,
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert result.returncode == 0, result.stdout + result.stderr
     return result.stdout + result.stderr

@@ -32,5 +32,3 @@ SNAPSHOT_TRAPS = {
     "List of floods in Valdra": "list",
     "Template:Cite web": "not_article",
 }
-
-

@@ -110,8 +110,9 @@ def test_redirect_target_is_read():
 
 
 def test_categories_use_the_wiki_namespace_name():
-    page = parse_wikitext("Text [[Kategorie:Hochwasser 2026]]", skip_sections=[],
-                          category_namespace="Kategorie")
+    page = parse_wikitext(
+        "Text [[Kategorie:Hochwasser 2026]]", skip_sections=[], category_namespace="Kategorie"
+    )
     assert page.categories == ["Hochwasser 2026"]
 
 

@@ -54,6 +54,6 @@ def test_failed_run_keeps_previous_outputs_and_leaves_no_partial_files(tmp_path,
     bad_settings = params.wiki.model_copy(
         update={"dump": params.wiki.dump.model_copy(update={"path": broken})}
     )
-    with pytest.raises(SourceFormatError, match="broken.xml"):
+    with pytest.raises(SourceFormatError, match=r"broken\.xml"):
         run_wiki(bad_settings, out)
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
