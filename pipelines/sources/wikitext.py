@@ -18,6 +18,8 @@ from builders.wikigen.records import ExternalLink as LinkRecord
 from builders.wikigen.records import Reference, Section
 
 REDIRECT_RE = re.compile(r"^\s*#REDIRECT\s*:?\s*\[\[([^\]|#]+)", re.IGNORECASE)
+# Left out of plain text, as in MediaWiki's own plain-text extracts (TextExtracts drops tables).
+HIDDEN_TAGS = frozenset({"ref", "references", "table", "gallery", "math", "score", "timeline"})
 _CITE_RE = re.compile(r"^(cite\b|citation$)", re.IGNORECASE)
 _BLANK_LINES_RE = re.compile(r"\n{3,}")
 _SPACES_RE = re.compile(r"[ \t\u00a0]+")
@@ -54,7 +56,7 @@ def _is_hidden(node: object, hidden: set[str]) -> bool:
     if isinstance(node, Template | Comment):
         return True
     if isinstance(node, Tag):
-        return str(node.tag).lower() in {"ref", "references"}
+        return str(node.tag).lower() in HIDDEN_TAGS
     return isinstance(node, Wikilink) and _namespace_of(node) in hidden
 
 
@@ -75,7 +77,7 @@ def _hidden(namespaces: Iterable[str]) -> set[str]:
 
 
 def plain_text(code: Wikicode | str, hidden_link_namespaces: Iterable[str] = ()) -> str:
-    """Render wikitext as plain text: no refs, templates, comments, files or category links."""
+    """Render wikitext as plain text: no refs, tables, templates, comments, files or categories."""
     code = mwparserfromhell.parse(str(code))
     _drop_hidden(code, _hidden(hidden_link_namespaces))
     return _render(code)

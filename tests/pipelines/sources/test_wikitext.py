@@ -116,6 +116,6 @@ def test_categories_use_the_wiki_namespace_name():
     assert page.categories == ["Hochwasser 2026"]
 
 
-def test_plain_text_of_lists_and_tables_keeps_their_words():
-    text = plain_text("* one [[two]]\n* three\n{|\n| a || b\n|}")
-    assert text.split() == ["one", "two", "three", "a", "b"]
+def test_plain_text_keeps_list_words_and_drops_tables_like_mediawiki_extracts():
+    text = plain_text("* one [[two]]\n* three\n{|\n| a || b\n|}\nafter")
+    assert text.split() == ["one", "two", "three", "after"]
