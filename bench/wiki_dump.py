@@ -102,8 +102,7 @@ def main() -> None:
         return
 
     print(
-        f"machine: {platform.machine()}, {platform.processor() or 'cpu'}, "
-        f"python {platform.python_version()}"
+        f"machine: {platform.machine()}, {os.cpu_count()} cores, python {platform.python_version()}"
     )
     print("| pages | dump MB | reader | pages/s | peak RSS growth MB |")
     print("|---:|---:|---|---:|---:|")
@@ -112,11 +111,13 @@ def main() -> None:
             path = Path(tmp) / f"dump-{size}.xml"
             build_dump(size, path)
             mb = path.stat().st_size / 1e6
-            for mode, label in (
-                ("stream", "benchsmith dump reader"),
-                ("tree", "ElementTree.parse (reference)"),
-            ):
-                r = _run_child(path, mode)
+            runs = (
+                ("stream", 1, "benchsmith dump reader, 1 worker"),
+                ("stream", args.workers, f"benchsmith dump reader, {args.workers} workers"),
+                ("tree", 1, "ElementTree.parse, no wikitext parsing (reference)"),
+            )
+            for mode, workers, label in runs:
+                r = _run_child(path, mode, workers)
                 assert r["pages"] == size, r
                 print(
                     f"| {size:,} | {mb:,.0f} | {label} | {r['pages'] / r['seconds']:,.0f} "

@@ -47,7 +47,7 @@ class MediaWikiClient:
                 rate_limit_wait=timedelta(seconds=settings.request_interval_s),
                 timeout=settings.timeout_s,
             )
-        except (MediaWikiBaseException, RequestException) as exc:
+        except (MediaWikiBaseException, RequestException, KeyError, ValueError) as exc:
             raise WikiApiError(f"{settings.url}: cannot reach the MediaWiki API: {exc}") from exc
 
     def request(self, params: dict[str, Any]) -> dict[str, Any]:
