@@ -5,6 +5,8 @@ BIN := $(VENV)/bin
 PIP := $(BIN)/python -m pip
 # CPU torch first, so nothing pulls a multi-GB CUDA build (see README).
 TORCH_SPEC ?= torch==2.13.0
+# dvc.yaml calls `benchsmith`, so the venv's bin goes first on PATH
+export PATH := $(abspath $(BIN)):$(PATH)
 export DVC_NO_ANALYTICS := 1
 export HF_HUB_OFFLINE := 1
 

@@ -84,10 +84,15 @@ def stage_wiki(
 
     try:
         settings = load_params(params).wiki
-        run_wiki(settings, out)
+        stats = run_wiki(settings, out)
     except BenchsmithError as exc:
         raise _fail(exc) from None
-    print_report(DATA_ROOT if out.parent == DATA_ROOT else out.parent, only=[out.name])
+    counts = stats.counts
+    reasons = ", ".join(f"{k} {v}" for k, v in sorted(stats.dropped.items())) or "none"
+    typer.echo(
+        f"wiki: {counts['read']} pages read, {counts['selected']} events selected, "
+        f"{counts['rejected']} rejected ({reasons}) in {stats.duration_s:.1f} s -> {out}/"
+    )
 
 
 @app.command("report")
@@ -97,13 +102,11 @@ def report(data: Annotated[Path, typer.Option(help="Data folder.")] = DATA_ROOT)
         raise _fail(BenchsmithError(f"no stats.json under {data}/; run 'dvc repro' first"))
 
 
-def print_report(data: Path, only: list[str] | None = None) -> bool:
+def print_report(data: Path) -> bool:
     """Print one table per stage from ``data/<stage>/stats.json``; return whether any was found."""
     out = Console()
     found = False
     for stats_file in sorted(data.glob("*/stats.json")):
-        if only and stats_file.parent.name not in only:
-            continue
         found = True
         stats = json.loads(stats_file.read_text("utf-8"))
         table = Table(title=f"stage {stats.get('stage', stats_file.parent.name)}", min_width=40)

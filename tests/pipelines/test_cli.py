@@ -4,7 +4,7 @@ import yaml
 from typer.testing import CliRunner
 
 from pipelines.cli import app
-from tests.support.snapshot import ROOT
+from tests.support.snapshot import ROOT, SNAPSHOT_EVENTS
 
 runner = CliRunner()
 
@@ -36,11 +36,12 @@ def test_stage_wiki_runs_and_prints_a_summary(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     result = runner.invoke(app, ["stage", "wiki"])
     assert result.exit_code == 0, result.output
-    assert "selected" in result.output and "rejected: too_long" in result.output
-    assert "outputs in data/wiki/" in result.output
+    assert f"{len(SNAPSHOT_EVENTS)} events selected" in result.output and "too_long 1" in result.output
     assert (tmp_path / "data" / "wiki" / "articles.parquet").is_file()
     report = runner.invoke(app, ["report"])
     assert report.exit_code == 0 and "stage wiki" in report.output
+    assert "rejected: too_long" in report.output
+    assert "outputs in data/wiki/" in report.output
 
 
 def test_report_without_outputs_says_what_to_run(tmp_path, monkeypatch):
