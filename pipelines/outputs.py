@@ -19,11 +19,13 @@ def staged_outputs(out_dir: Path) -> Iterator[Path]:
     """Yield a scratch folder beside ``out_dir``; on success move its files into ``out_dir``.
 
     A stage killed or failing midway leaves ``out_dir`` as it was: the scratch folder is removed
-    on error and its files are only renamed (atomically, file by file) once the stage finished.
+    on error (or, after a kill, by the next run) and its files are only renamed (atomically, file
+    by file) once the stage finished.
     """
     out_dir.mkdir(parents=True, exist_ok=True)
+    for stale in out_dir.glob(".tmp-*"):  # left by a run that was killed
+        shutil.rmtree(stale, ignore_errors=True)
     scratch = out_dir / f".tmp-{os.getpid()}"
-    shutil.rmtree(scratch, ignore_errors=True)
     scratch.mkdir()
     try:
         yield scratch

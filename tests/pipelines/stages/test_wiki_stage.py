@@ -57,3 +57,13 @@ def test_failed_run_keeps_previous_outputs_and_leaves_no_partial_files(tmp_path,
     with pytest.raises(SourceFormatError, match=r"broken\.xml"):
         run_wiki(bad_settings, out)
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+
+
+def test_scratch_left_by_a_killed_run_is_cleared(tmp_path, params):
+    out = tmp_path / "wiki"
+    stale = out / ".tmp-999999"
+    stale.mkdir(parents=True)
+    (stale / "articles.parquet").write_bytes(b"half written")
+    run_wiki(params.wiki, out)
+    assert not stale.exists()
+    assert pq.read_table(out / "articles.parquet").num_rows > 0
