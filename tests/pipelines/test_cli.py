@@ -36,7 +36,9 @@ def test_stage_wiki_runs_and_prints_a_summary(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     result = runner.invoke(app, ["stage", "wiki"])
     assert result.exit_code == 0, result.output
-    assert f"{len(SNAPSHOT_EVENTS)} events selected" in result.output and "too_long 1" in result.output
+    assert (
+        f"{len(SNAPSHOT_EVENTS)} events selected" in result.output and "too_long 1" in result.output
+    )
     assert (tmp_path / "data" / "wiki" / "articles.parquet").is_file()
     report = runner.invoke(app, ["report"])
     assert report.exit_code == 0 and "stage wiki" in report.output
