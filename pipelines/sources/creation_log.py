@@ -8,35 +8,25 @@ it as ``created_unknown`` rather than guessing from its title.
 
 from __future__ import annotations
 
-import xml.etree.ElementTree as ET
 from datetime import datetime
 from pathlib import Path
 
-from pipelines.errors import SourceFormatError
-from pipelines.sources.wiki_dump import local, open_maybe_compressed, parse_timestamp
+from pipelines.sources.xml_source import XmlSource, local, parse_timestamp
 
 
 def read_creation_log(path: Path, since: datetime) -> dict[str, datetime]:
     """Map page title to its earliest creation time at or after ``since``."""
     created: dict[str, datetime] = {}
-    with open_maybe_compressed(path) as stream:
-        try:
-            for _, elem in ET.iterparse(stream, events=("end",)):
-                if local(elem.tag) != "logitem":
-                    continue
-                fields = {local(child.tag): (child.text or "") for child in elem}
-                elem.clear()
-                if fields.get("type") != "create" or not fields.get("logtitle"):
-                    continue
-                stamp = parse_timestamp(fields["timestamp"])
-                title = fields["logtitle"]
-                if stamp >= since and (title not in created or stamp < created[title]):
-                    created[title] = stamp
-        except ET.ParseError as exc:
-            line, column = exc.position
-            raise SourceFormatError(
-                f"{path}: malformed XML at line {line}, column {column}: {exc}"
-            ) from exc
-        except ValueError as exc:
-            raise SourceFormatError(f"{path}: bad <timestamp> in a <logitem>: {exc}") from exc
+    with XmlSource(path) as xml:
+        for _, elem in xml:
+            if local(elem.tag) != "logitem":
+                continue
+            fields = {local(child.tag): (child.text or "") for child in elem}
+            elem.clear()
+            if fields.get("type") != "create" or not fields.get("logtitle"):
+                continue
+            stamp = parse_timestamp(fields["timestamp"])
+            title = fields["logtitle"]
+            if stamp >= since and (title not in created or stamp < created[title]):
+                created[title] = stamp
     return created

@@ -12,7 +12,7 @@ from typing import Any
 from pipelines import __version__
 from pipelines.errors import WikiApiError
 from pipelines.settings import ApiSettings
-from pipelines.sources.wiki_dump import parse_timestamp
+from pipelines.sources.xml_source import parse_timestamp
 
 log = logging.getLogger(__name__)
 

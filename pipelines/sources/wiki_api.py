@@ -18,7 +18,7 @@ from builders.wikigen.select import window_bounds
 from pipelines.settings import WikiSettings
 from pipelines.sources.mediawiki_client import MediaWikiClient
 from pipelines.sources.wiki_article import build_article, page_url
-from pipelines.sources.wiki_dump import parse_timestamp
+from pipelines.sources.xml_source import parse_timestamp
 
 log = logging.getLogger(__name__)
 

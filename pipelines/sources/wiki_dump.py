@@ -13,8 +13,6 @@ its last edit; use ``log`` or ``api`` there. Titles are never used to guess a da
 
 from __future__ import annotations
 
-import bz2
-import gzip
 import multiprocessing
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterable, Iterator
@@ -22,32 +20,13 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
-from typing import IO, TypeVar
+from typing import TypeVar
 
 from builders.wikigen.records import Article
-from pipelines.errors import SourceFormatError
 from pipelines.sources.wiki_article import build_article, page_url
+from pipelines.sources.xml_source import XmlSource, local, parse_timestamp
 
 T = TypeVar("T")
-
-
-def open_maybe_compressed(path: Path) -> IO[bytes]:
-    """Open ``path`` for binary reading, decompressing ``.bz2`` and ``.gz`` on the fly."""
-    if path.suffix == ".bz2":
-        return bz2.open(path, "rb")
-    if path.suffix == ".gz":
-        return gzip.open(path, "rb")
-    return path.open("rb")
-
-
-def parse_timestamp(value: str) -> datetime:
-    """Parse a MediaWiki ISO timestamp such as ``2026-03-04T09:12:00Z``."""
-    return datetime.strptime(value.strip(), "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
-
-
-def local(tag: str) -> str:
-    """Strip the XML namespace from a tag name."""
-    return tag.rsplit("}", 1)[-1]
 
 
 @dataclass
@@ -113,48 +92,36 @@ def iter_pages(path: Path) -> Iterator[tuple[SiteInfo, _Page]]:
     site = SiteInfo()
     page = _Page()
     root: ET.Element | None = None
-    with open_maybe_compressed(path) as stream:
-        parser = ET.iterparse(stream, events=("start", "end"))
-        try:
-            for event, elem in parser:
-                tag = local(elem.tag)
-                if event == "start":
-                    if root is None:
-                        root = elem
-                    elif tag == "page":
-                        page = _Page()
-                    continue
-                if tag == "siteinfo":
-                    site = _siteinfo(elem)
-                elif tag == "revision":
-                    _revision(page, elem)
-                    elem.clear()
-                elif tag == "redirect":
-                    page.redirect_target = elem.get("title", "")
+    with XmlSource(path, events=("start", "end")) as xml:
+        for event, elem in xml:
+            tag = local(elem.tag)
+            if event == "start":
+                if root is None:
+                    root = elem
                 elif tag == "page":
-                    page.title = _child_text(elem, "title")
-                    page.namespace = int(_child_text(elem, "ns") or 0)
-                    page.page_id = int(_child_text(elem, "id") or 0)
-                    if not page.title or not page.page_id:
-                        raise SourceFormatError(
-                            f"{path}: a <page> without <title> or <id> ends near line "
-                            f"{_line(parser)}"
-                        )
-                    yield site, page
-                    if root is not None:
-                        root.clear()
-        except ET.ParseError as exc:
-            line, column = exc.position
-            raise SourceFormatError(
-                f"{path}: malformed XML at line {line}, column {column}: {exc}"
-            ) from exc
-        except ValueError as exc:
-            raise SourceFormatError(f"{path}: bad value near line {_line(parser)}: {exc}") from exc
-
-
-def _line(parser: object) -> str:
-    root_parser = getattr(parser, "_parser", None)
-    return str(getattr(root_parser, "CurrentLineNumber", "?"))
+                    page = _Page()
+                continue
+            if tag == "siteinfo":
+                site = _siteinfo(elem)
+            elif tag == "title":
+                page.title = elem.text or ""
+            elif tag == "revision":
+                try:
+                    _revision(page, elem)
+                except ValueError as exc:
+                    raise xml.fail(f"page {page.title!r}: bad revision ({exc})") from exc
+                elem.clear()
+            elif tag == "redirect":
+                page.redirect_target = elem.get("title", "")
+            elif tag == "page":
+                page.title = _child_text(elem, "title")
+                page.namespace = int(_child_text(elem, "ns") or 0)
+                page.page_id = int(_child_text(elem, "id") or 0)
+                if not page.title or not page.page_id:
+                    raise xml.fail("a <page> without <title> or <id> ends")
+                yield site, page
+                if root is not None:
+                    root.clear()
 
 
 def read_dump(

@@ -118,3 +118,17 @@ def test_parallel_workers_give_the_same_records_in_the_same_order():
     one = [a.to_row() for a in _read(SNAPSHOT_XML, read_at=fixed)]
     two = [a.to_row() for a in _read(SNAPSHOT_XML, read_at=fixed, workers=2, batch_pages=7)]
     assert two == one
+
+
+def test_bad_timestamp_names_the_file_and_line(tmp_path):
+    bad = tmp_path / "bad-time.xml"
+    bad.write_text(SNAPSHOT_XML.read_text().replace("2026-03-04T09:12:00Z", "4 March 2026", 1))
+    with pytest.raises(SourceFormatError, match=r"bad-time\.xml: page '2026 Meridal River floods': bad revision .*4 March 2026.* \(by line \d+\)"):
+        _read(bad)
+
+
+def test_malformed_creation_log_names_the_file(tmp_path):
+    log_path = tmp_path / "logging.xml"
+    log_path.write_text(LOG[:200])
+    with pytest.raises(SourceFormatError, match=r"logging\.xml: malformed XML at line \d+"):
+        read_creation_log(log_path, since=datetime(2026, 1, 1, tzinfo=UTC))

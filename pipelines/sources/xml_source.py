@@ -1,0 +1,89 @@
+"""Streaming reads of MediaWiki XML files (exports, dumps, log dumps), plain or compressed."""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import xml.etree.ElementTree as ET
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from types import TracebackType
+from typing import IO
+
+from pipelines.errors import SourceFormatError
+
+
+def open_maybe_compressed(path: Path) -> IO[bytes]:
+    """Open ``path`` for binary reading, decompressing ``.bz2`` and ``.gz`` on the fly."""
+    if path.suffix == ".bz2":
+        return bz2.open(path, "rb")
+    if path.suffix == ".gz":
+        return gzip.open(path, "rb")
+    return path.open("rb")
+
+
+def parse_timestamp(value: str) -> datetime:
+    """Parse a MediaWiki ISO timestamp such as ``2026-03-04T09:12:00Z``."""
+    return datetime.strptime(value.strip(), "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+
+
+def local(tag: str) -> str:
+    """Strip the XML namespace from a tag name."""
+    return tag.rsplit("}", 1)[-1]
+
+
+CHUNK_BYTES = 1 << 16
+
+
+class XmlSource:
+    """``with XmlSource(path, events) as xml: for event, elem in xml: ...``.
+
+    Malformed XML, and bad values met while reading (a ``ValueError`` such as an unparsable
+    timestamp), leave the block as :class:`SourceFormatError` naming the file and line.
+    """
+
+    def __init__(self, path: Path, events: tuple[str, ...] = ("end",)):
+        self.path = path
+        self.events = events
+        self._stream: IO[bytes] | None = None
+        self._parser = ET.XMLPullParser(events=events)
+        self._lines_fed = 0
+
+    def __enter__(self) -> XmlSource:
+        self._stream = open_maybe_compressed(self.path)
+        return self
+
+    def __iter__(self) -> Iterator[tuple[str, ET.Element]]:
+        assert self._stream is not None, "use XmlSource as a context manager"
+        while chunk := self._stream.read(CHUNK_BYTES):
+            self._lines_fed += chunk.count(b"\n")
+            self._parser.feed(chunk)
+            yield from self._parser.read_events()
+        self._parser.close()
+        yield from self._parser.read_events()
+
+    @property
+    def line(self) -> int:
+        """The last line fed to the parser: what is being read now lies at or before it."""
+        return self._lines_fed + 1
+
+    def fail(self, message: str) -> SourceFormatError:
+        """Return an error naming the file and where reading had got to."""
+        return SourceFormatError(f"{self.path}: {message} (by line {self.line})")
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._stream is not None:
+            self._stream.close()
+        if isinstance(exc, ET.ParseError):
+            line, column = exc.position
+            raise SourceFormatError(
+                f"{self.path}: malformed XML at line {line}, column {column}: {exc}"
+            ) from exc
+        if isinstance(exc, ValueError):
+            raise self.fail(f"bad value ({exc})") from exc
