@@ -1,7 +1,8 @@
 """Wikitext to plain-text article parts with mwparserfromhell: sections, infobox, citations, links.
 
 Both wiki readers (dump and api) parse the same wikitext with these functions, so their Article
-records agree by construction.
+records agree by construction; the MediaWiki integration test checks the plain text against
+MediaWiki's own rendering.
 """
 
 from __future__ import annotations
@@ -11,18 +12,33 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 import mwparserfromhell
-from mwparserfromhell.nodes import Comment, ExternalLink, Heading, Tag, Template, Wikilink
+from mwparserfromhell.nodes import (
+    Comment,
+    ExternalLink,
+    Heading,
+    Node,
+    Tag,
+    Template,
+    Text,
+    Wikilink,
+)
 from mwparserfromhell.wikicode import Wikicode
 
 from builders.wikigen.records import ExternalLink as LinkRecord
 from builders.wikigen.records import Reference, Section
+from pipelines.sources.inline_templates import render_inline
 
 REDIRECT_RE = re.compile(r"^\s*#REDIRECT\s*:?\s*\[\[([^\]|#]+)", re.IGNORECASE)
 # Left out of plain text, as in MediaWiki's own plain-text extracts (TextExtracts drops tables).
 HIDDEN_TAGS = frozenset({"ref", "references", "table", "gallery", "math", "score", "timeline"})
+# Sections whose {{cite ...}} templates are the sources of short citations ({{sfn}}, {{harvnb}}).
+SOURCE_SECTIONS = frozenset({"sources", "works cited", "bibliography", "cited sources"})
 _CITE_RE = re.compile(r"^(cite\b|citation$)", re.IGNORECASE)
+_INTERWIKI_RE = re.compile(r"^[a-z]{2,3}(-[a-z]{2,8})*$")
+_MAGIC_WORD_RE = re.compile(r"__[A-Z]+__")
 _BLANK_LINES_RE = re.compile(r"\n{3,}")
 _SPACES_RE = re.compile(r"[ \t\u00a0]+")
+_TEMPLATE_PREFIX_RE = re.compile(r"^template\s*:\s*", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -43,43 +59,83 @@ class ParsedPage:
 
 
 def template_name(template: Template) -> str:
-    """Return a template's name with whitespace and underscores normalised."""
-    return " ".join(str(template.name).replace("_", " ").split())
+    """Return a template's name without comments, ``Template:`` prefix or odd whitespace."""
+    name = template.name.strip_code() if isinstance(template.name, Wikicode) else template.name
+    name = " ".join(str(name).replace("_", " ").split())
+    return _TEMPLATE_PREFIX_RE.sub("", name)
+
+
+def page_name(name: str) -> str:
+    """Normalise a page or category name as MediaWiki does: spaces, first letter upper case."""
+    name = " ".join(name.replace("_", " ").split())
+    return name[:1].upper() + name[1:]
 
 
 def _namespace_of(link: Wikilink) -> str:
-    title = str(link.title).strip().lstrip(":")
+    title = str(link.title).strip()
     return title.split(":", 1)[0].strip().casefold() if ":" in title else ""
 
 
-def _is_hidden(node: object, hidden: set[str]) -> bool:
-    if isinstance(node, Template | Comment):
-        return True
-    if isinstance(node, Tag):
-        return str(node.tag).lower() in HIDDEN_TAGS
-    return isinstance(node, Wikilink) and _namespace_of(node) in hidden
+def _hidden_link(link: Wikilink, hidden: set[str]) -> bool:
+    if str(link.title).strip().startswith(":"):
+        return False  # [[:Category:X]] is a visible link, not a membership
+    prefix = _namespace_of(link)
+    return prefix in hidden or bool(_INTERWIKI_RE.match(prefix))
 
 
-def _drop_hidden(code: Wikicode, hidden: set[str]) -> None:
-    for node in code.filter(recursive=False):
-        if _is_hidden(node, hidden):
+def _hidden_namespaces(namespaces: Iterable[str]) -> set[str]:
+    return {ns.casefold() for ns in namespaces} | {"category", "file", "image"}
+
+
+def _template_text(template: Template) -> str | None:
+    args, named = [], {}
+    for param in template.params:
+        value = plain_text(param.value)
+        if param.showkey:
+            named[str(param.name).strip()] = value
+        else:
+            args.append(value)
+    return render_inline(template_name(template).casefold(), args, named)
+
+
+def _swap(code: Wikicode, node: Node, text: str | None) -> None:
+    try:
+        if text is None:
             code.remove(node)
+        else:
+            code.replace(node, Text(text))
+    except ValueError:
+        pass  # already gone with an enclosing node
+
+
+def _clean(code: Wikicode, hidden: set[str]) -> None:
+    """Remove or render, in place and at any depth, whatever plain text must not show."""
+    for node in list(code.filter(recursive=True)):
+        if isinstance(node, Template):
+            _swap(code, node, _template_text(node))
+        elif isinstance(node, Comment):
+            _swap(code, node, None)
+        elif isinstance(node, Tag):
+            tag = str(node.tag).lower()
+            if tag == "br":
+                _swap(code, node, "\n")
+            elif tag in HIDDEN_TAGS:
+                _swap(code, node, None)
+        elif isinstance(node, Wikilink) and _hidden_link(node, hidden):
+            _swap(code, node, None)
 
 
 def _render(code: Wikicode) -> str:
-    text = code.strip_code(normalize=True, collapse=True)
+    text = _MAGIC_WORD_RE.sub("", code.strip_code(normalize=True, collapse=True))
     lines = [_SPACES_RE.sub(" ", line).strip() for line in text.splitlines()]
     return _BLANK_LINES_RE.sub("\n\n", "\n".join(lines)).strip()
 
 
-def _hidden(namespaces: Iterable[str]) -> set[str]:
-    return {ns.casefold() for ns in namespaces} | {"category", "file", "image"}
-
-
 def plain_text(code: Wikicode | str, hidden_link_namespaces: Iterable[str] = ()) -> str:
-    """Render wikitext as plain text: no refs, tables, templates, comments, files or categories."""
+    """Render wikitext as plain text: refs, tables, comments, files and categories left out,
+    inline templates such as ``{{convert}}`` rendered, every other template dropped."""
     code = mwparserfromhell.parse(str(code))
-    _drop_hidden(code, _hidden(hidden_link_namespaces))
+    _clean(code, _hidden_namespaces(hidden_link_namespaces))
     return _render(code)
 
 
@@ -93,7 +149,7 @@ def _infobox(code: Wikicode) -> tuple[str, dict[str, str]]:
         name = template_name(template)
         if name.casefold().startswith("infobox"):
             values = ((str(p.name).strip(), plain_text(p.value)) for p in template.params)
-            fields = {name: value for name, value in values if name and value}
+            fields = {name: "; ".join(v.splitlines()) for name, v in values if name and v}
             return name[len("infobox") :].strip().casefold(), fields
     return "", {}
 
@@ -109,18 +165,20 @@ def _param(template: Template, *names: str) -> str:
 
 def cite_text(template: Template) -> str:
     """Render a ``{{cite ...}}`` template roughly as CS1 shows it."""
-    author = _param(template, "author", "last", "last1")
+    author = _param(template, "author", "last", "last1", "author1")
     first = _param(template, "first", "first1")
     if author and first:
         author = f"{author}, {first}"
+    date = _param(template, "date", "year")
     parts = []
-    date = _param(template, "date")
     if author:
         parts.append(f"{author} ({date})." if date else f"{author}.")
-    title = _param(template, "title")
+    title = _param(template, "title", "chapter")
     if title:
         parts.append(f'"{title}".')
-    source = _param(template, "website", "work", "newspaper", "publisher", "agency")
+    source = _param(
+        template, "website", "work", "newspaper", "journal", "magazine", "publisher", "agency"
+    )
     if source:
         parts.append(f"{source}.")
     if date and not author:
@@ -131,30 +189,51 @@ def cite_text(template: Template) -> str:
     return " ".join(parts)
 
 
+def _cite_reference(template: Template, name: str = "") -> Reference:
+    url = _param(template, "url", "archive-url", "chapter-url")
+    doi = _param(template, "doi")
+    if not url and doi:
+        url = f"https://doi.org/{doi}"
+    return Reference(name=name, cite_text=cite_text(template), url=url)
+
+
 def _reference(tag: Tag) -> Reference | None:
     name = str(tag.get("name").value).strip() if tag.has("name") else ""
     if tag.contents is None or not str(tag.contents).strip():
         return None
-    for template in tag.contents.filter_templates(recursive=False):
+    for template in tag.contents.filter_templates():
         if _CITE_RE.match(template_name(template)):
-            url = _param(template, "url", "archive-url")
-            return Reference(name=name, cite_text=cite_text(template), url=url)
+            return _cite_reference(template, name)
     links = tag.contents.filter_external_links()
     url = str(links[0].url).strip() if links else ""
+    if tag.has("group") and not url:
+        return None  # an explanatory note ({{efn}}, group="note"), not a source
     return Reference(name=name, cite_text=plain_text(tag.contents), url=url)
 
 
+def _in_source_sections(code: Wikicode) -> list[Template]:
+    found = []
+    for section in code.get_sections(flat=True):
+        heading = section.nodes[0] if section.nodes else None
+        if isinstance(heading, Heading) and plain_text(heading.title).casefold() in SOURCE_SECTIONS:
+            found += [t for t in section.filter_templates() if _CITE_RE.match(template_name(t))]
+    return found
+
+
 def references(code: Wikicode) -> list[Reference]:
-    """Return the page's distinct citations, in order of first use."""
+    """Return the page's distinct citations: ``<ref>`` tags in order of first use, then the
+    ``{{cite}}`` templates of source sections (the targets of short citations)."""
+    candidates = [
+        _reference(tag) for tag in code.filter_tags(matches=lambda n: str(n.tag).lower() == "ref")
+    ]
+    candidates += [_cite_reference(t) for t in _in_source_sections(code)]
     found: list[Reference] = []
     seen: set[str] = set()
-    for tag in code.filter_tags(matches=lambda n: str(n.tag).lower() == "ref"):
-        ref = _reference(tag)
-        if ref is None:
-            continue
-        keys = {k for k in (f"name:{ref.name}" if ref.name else "", f"url:{ref.url}") if k}
-        if ref.url == "":
-            keys.add(f"text:{ref.cite_text}")
+    for ref in candidates:
+        if ref is None or not (ref.url or ref.cite_text):
+            continue  # a reuse (<ref name=x />) or a short citation with nothing to keep
+        keys = {f"name:{ref.name}"} if ref.name else set()
+        keys.add(f"url:{ref.url}" if ref.url else f"text:{ref.cite_text}")
         if keys & seen:
             continue
         seen |= keys
@@ -163,11 +242,22 @@ def references(code: Wikicode) -> list[Reference]:
 
 
 def _links(code: Wikicode) -> list[LinkRecord]:
-    out = []
-    for link in code.filter_external_links():
-        if isinstance(link, ExternalLink):
-            out.append(LinkRecord(url=str(link.url).strip(), title=plain_text(link.title or "")))
-    return out
+    return [
+        LinkRecord(url=str(link.url).strip(), title=plain_text(link.title or ""))
+        for link in code.filter_external_links()
+        if isinstance(link, ExternalLink)
+    ]
+
+
+def _categories(code: Wikicode, prefix: str) -> list[str]:
+    found: list[str] = []
+    for link in code.filter_wikilinks():
+        title = str(link.title).strip()
+        if not title.startswith(":") and _namespace_of(link) == prefix:
+            name = page_name(title.split(":", 1)[1])
+            if name and name not in found:
+                found.append(name)
+    return found
 
 
 def parse_wikitext(
@@ -184,31 +274,22 @@ def parse_wikitext(
     """
     code = mwparserfromhell.parse(text)
     match = REDIRECT_RE.match(text)
-    redirect_target = match.group(1).strip() if match else ""
     skip = {s.casefold() for s in skip_sections}
-    cat_prefix = category_namespace.casefold()
-
-    categories = []
-    for link in code.filter_wikilinks():
-        if _namespace_of(link) == cat_prefix:
-            name = str(link.title).strip().lstrip(":").split(":", 1)[1].strip()
-            if name and name not in categories:
-                categories.append(name)
+    categories = _categories(code, category_namespace.casefold())
     templates = list(
         dict.fromkeys(template_name(t) for t in code.filter_templates(recursive=False))
     )
     infobox_type, infobox = _infobox(code)
-
     references_found = references(code)
-    # From here on the tree is cleaned in place once, then each section is rendered without
-    # parsing it again.
-    hidden = _hidden([category_namespace])
+
+    # From here on each section is cleaned in place once and rendered without parsing again.
+    hidden = _hidden_namespaces([category_namespace])
     summary, sections, ext_links = "", [], []
     skip_level = 0
     for chunk in code.get_sections(flat=True, include_lead=True):
         first = chunk.nodes[0] if chunk.nodes else None
         if not isinstance(first, Heading):
-            _drop_hidden(chunk, hidden)
+            _clean(chunk, hidden)
             summary = _render(chunk)
             continue
         title = plain_text(first.title)
@@ -219,11 +300,11 @@ def parse_wikitext(
             continue
         skip_level = first.level if title.casefold() in skip else 0
         if not skip_level:
-            _drop_hidden(body, hidden)
+            _clean(body, hidden)
             sections.append(Section(first.level, title, _render(body)))
 
     return ParsedPage(
-        redirect_target=redirect_target,
+        redirect_target=page_name(match.group(1)) if match else "",
         categories=categories,
         templates=templates,
         infobox_type=infobox_type,

@@ -123,7 +123,10 @@ def test_parallel_workers_give_the_same_records_in_the_same_order():
 def test_bad_timestamp_names_the_file_and_line(tmp_path):
     bad = tmp_path / "bad-time.xml"
     bad.write_text(SNAPSHOT_XML.read_text().replace("2026-03-04T09:12:00Z", "4 March 2026", 1))
-    with pytest.raises(SourceFormatError, match=r"bad-time\.xml: page '2026 Meridal River floods': bad revision .*4 March 2026.* \(by line \d+\)"):
+    with pytest.raises(
+        SourceFormatError,
+        match=r"bad-time\.xml: page '2026 Meridal River floods': bad revision .*4 March 2026.* \(by line \d+\)",
+    ):
         _read(bad)
 
 

@@ -119,3 +119,97 @@ def test_categories_use_the_wiki_namespace_name():
 def test_plain_text_keeps_list_words_and_drops_tables_like_mediawiki_extracts():
     text = plain_text("* one [[two]]\n* three\n{|\n| a || b\n|}\nafter")
     assert text.split() == ["one", "two", "three", "after"]
+
+
+def test_every_citation_without_a_url_is_kept():
+    text = (
+        "A.<ref>{{cite book |last=Smith |title=Floods of Valdra |year=2020}}</ref> "
+        "B.<ref>{{cite journal |last=Roe |title=Paper |journal=Hydrology |doi=10.1/x}}</ref> "
+        "C.<ref>Plain text source, 2019.</ref> "
+        "D.<ref>{{harvnb|Smith|2020|p=5}}</ref>"
+    )
+    refs = parse_wikitext(text, skip_sections=[]).references
+    assert [(r.cite_text, r.url) for r in refs] == [
+        ('Smith (2020). "Floods of Valdra".', ""),
+        ('Roe. "Paper". Hydrology.', "https://doi.org/10.1/x"),
+        ("Plain text source, 2019.", ""),
+    ]
+
+
+def test_sources_section_citations_count_for_short_citations():
+    text = (
+        "Claim.{{sfn|Smith|2020|p=5}}\n== Sources ==\n"
+        "* {{cite book |last=Smith |title=Floods of Valdra |year=2020 |url=https://books.example/f}}\n"
+    )
+    refs = parse_wikitext(text, skip_sections=["Sources"]).references
+    assert [r.url for r in refs] == ["https://books.example/f"]
+
+
+def test_explanatory_notes_are_not_sources():
+    text = 'Claim.<ref group="note">An aside about naming.</ref> More.<ref>[https://a.example/x Source]</ref>'
+    assert [r.url for r in parse_wikitext(text, skip_sections=[]).references] == [
+        "https://a.example/x"
+    ]
+
+
+def test_inline_templates_keep_their_words():
+    text = (
+        "The river rose {{convert|3|m|ft}} above normal on {{Start date|2026|3|4}}; "
+        "{{nowrap|12 people}} died and {{lang|fr|le deluge}} began. It cost {{US$|4.5 million}}."
+        "{{Citation needed|date=March 2026}}"
+    )
+    assert parse_wikitext(text, skip_sections=[]).summary == (
+        "The river rose 3 m above normal on 4 March 2026; 12 people died and le deluge began. "
+        "It cost US$4.5 million."
+    )
+
+
+def test_infobox_values_render_dates_lists_and_line_breaks():
+    text = (
+        "{{Infobox event\n| date = {{Start date|2026|3|4}} – {{End date|2026|3|19}}\n"
+        "| casualties = 12 dead<br>40 injured\n| organisers = {{ubl|NCPA|VMO}}\n}}\nLead."
+    )
+    infobox = parse_wikitext(text, skip_sections=[]).infobox
+    assert infobox == {
+        "date": "4 March 2026 – 19 March 2026",
+        "casualties": "12 dead; 40 injured",
+        "organisers": "NCPA; VMO",
+    }
+
+
+def test_refs_inside_formatting_do_not_leak_into_text():
+    text = (
+        "''italic claim<ref>Leaked ref words</ref>'' and <span>more<ref>hidden</ref></span> text."
+    )
+    summary = parse_wikitext(text, skip_sections=[]).summary
+    assert summary == "italic claim and more text."
+
+
+def test_template_names_ignore_comments_and_prefix():
+    text = (
+        "{{Infobox earthquake <!-- See Template:Infobox earthquake -->\n| date = 2026\n}}\n"
+        "{{Template:Disambiguation}}"
+    )
+    page = parse_wikitext(text, skip_sections=[])
+    assert page.infobox_type == "earthquake"
+    assert page.templates == ["Infobox earthquake", "Disambiguation"]
+
+
+def test_category_links_are_not_memberships_and_names_are_normalised():
+    text = (
+        "See [[:Category:2026 floods]]. [[Category:2026_earthquakes]] [[category:floods in Valdra]]"
+    )
+    page = parse_wikitext(text, skip_sections=[])
+    assert page.categories == ["2026 earthquakes", "Floods in Valdra"]
+    assert "2026 floods" in page.summary
+
+
+def test_headings_interwiki_links_and_magic_words():
+    text = (
+        "__NOTOC__\nLead.\n== [[Aftermath]] of the {{lang|fr|deluge}} <!-- x --> ==\nBody.\n"
+        "[[fr:Inondations de 2026]]"
+    )
+    page = parse_wikitext(text, skip_sections=[])
+    assert page.summary == "Lead."
+    assert page.outline == ["Aftermath of the deluge"]
+    assert page.sections[0].text == "Body."
