@@ -17,12 +17,15 @@ from pipelines.sources.xml_source import XmlSource, local, parse_timestamp
 def read_creation_log(path: Path, since: datetime) -> dict[str, datetime]:
     """Map page title to its earliest creation time at or after ``since``."""
     created: dict[str, datetime] = {}
-    with XmlSource(path) as xml:
-        for _, elem in xml:
-            if local(elem.tag) != "logitem":
+    root = None
+    with XmlSource(path, events=("start", "end")) as xml:
+        for event, elem in xml:
+            if root is None:
+                root = elem
+            if event == "start" or local(elem.tag) != "logitem":
                 continue
             fields = {local(child.tag): (child.text or "") for child in elem}
-            elem.clear()
+            root.clear()  # finished items must not pile up under the root
             if fields.get("type") != "create" or not fields.get("logtitle"):
                 continue
             stamp = parse_timestamp(fields["timestamp"])
