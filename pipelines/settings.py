@@ -76,7 +76,13 @@ class ApiSettings(Strict):
         "", description="Contact URL or e-mail for the User-Agent (Wikimedia policy)."
     )
     categories: list[str] = Field(default_factory=list, description="Candidate categories.")
-    new_pages: bool = Field(True, description="Also list pages created in the window.")
+    new_pages: Literal["logevents", "recentchanges", "off"] = Field(
+        "logevents",
+        description=(
+            "How pages created in the window are listed: the creation log (any window), recent "
+            "changes (Wikipedia keeps 30 days), or not at all."
+        ),
+    )
     max_pages: int = Field(5000, gt=0, description="Cap on candidate pages.")
     batch_size: int = Field(20, gt=0, le=50, description="Titles per content request.")
     request_interval_s: float = Field(0.1, ge=0, description="Minimum gap between requests.")

@@ -24,12 +24,18 @@ def user_agent(contact: str) -> str:
     return f"benchsmith/{__version__} ({contact}) pymediawiki/{version('pymediawiki')}"
 
 
+def _transient(code: str) -> bool:
+    """API error codes worth retrying: rate limits, read-only spells, internal errors."""
+    return code in {"ratelimited", "readonly"} or code.startswith("internal_api_error")
+
+
 class MediaWikiClient:
     """Sends API requests through pymediawiki's session, retrying what is worth retrying.
 
     Retries (up to ``settings.retries``, exponential backoff with jitter) cover connection errors,
-    timeouts, non-JSON answers such as a 429 or 5xx page, and ``maxlag`` errors, whose advertised
-    lag is honoured as the wait.
+    timeouts, non-JSON answers such as a 429 or 5xx page, the ``ratelimited``, ``readonly`` and
+    ``internal_api_error_*`` codes, and ``maxlag`` errors, whose advertised lag is waited out.
+    pymediawiki does not expose response headers, so ``Retry-After`` cannot be read here.
     """
 
     def __init__(self, settings: ApiSettings, sleep: Callable[[float], None] = time.sleep):
@@ -52,6 +58,7 @@ class MediaWikiClient:
 
     def request(self, params: dict[str, Any]) -> dict[str, Any]:
         """Send one API request and return its JSON, raising :class:`WikiApiError` when it fails."""
+        from mediawiki.exceptions import MediaWikiForbidden
         from requests import RequestException
 
         params = {**params, "formatversion": 2}
@@ -62,6 +69,11 @@ class MediaWikiClient:
             wait = min(60.0, 2.0**attempt) * (0.5 + random.random() / 2)
             try:
                 answer = self.wiki.wiki_request(dict(params))
+            except MediaWikiForbidden as exc:
+                raise WikiApiError(
+                    f"{self.settings.url}: 403 Forbidden; the wiki refused this client. Check that "
+                    "wiki.api.contact is a real contact (Wikimedia blocks agents without one)."
+                ) from exc
             except RequestException as exc:
                 problem = f"request failed: {exc}"
             else:
@@ -73,6 +85,8 @@ class MediaWikiClient:
                 elif error.get("code") == "maxlag":
                     problem = f"maxlag: replication lag {error.get('lag', '?')} s"
                     wait = max(wait, float(error.get("lag") or 5))
+                elif _transient(error.get("code", "")):
+                    problem = f"API error {error.get('code')}: {error.get('info')}"
                 else:
                     raise WikiApiError(
                         f"{self.settings.url}: API error {error.get('code')}: {error.get('info')}"

@@ -1,9 +1,10 @@
 """Read candidate pages from a live MediaWiki API into the same Article records as the dump reader.
 
-Candidates come from the configured categories and from pages created inside the creation window
-(``list=recentchanges``, ``rctype=new``; Wikipedia keeps 30 days of recent changes, so wider windows
-rely on categories). Content is fetched in batches; each page's creation time is its first
-revision's timestamp.
+Candidates come from the configured categories and from pages created inside the creation window:
+the creation log (``list=logevents``, ``letype=create``), or recent changes (``rctype=new``, which
+Wikipedia keeps for 30 days). The creation log names a page by the title it was created under, so
+a page moved since appears under its old title, now a redirect, whose target is read too. Content is
+fetched in batches; each page's creation time is its first revision's timestamp.
 """
 
 from __future__ import annotations
@@ -23,6 +24,13 @@ from pipelines.sources.xml_source import parse_timestamp
 log = logging.getLogger(__name__)
 
 
+# list= module -> (parameter prefix, parameters) listing main-namespace pages created in a window
+NEW_PAGE_QUERIES: dict[str, tuple[str, dict[str, Any]]] = {
+    "logevents": ("le", {"letype": "create", "lenamespace": 0, "leprop": "title"}),
+    "recentchanges": ("rc", {"rctype": "new", "rcnamespace": 0, "rcprop": "title"}),
+}
+
+
 def _iso(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -39,20 +47,14 @@ def discover_titles(client: MediaWikiClient, settings: WikiSettings, category_ns
         }
         for block in client.query(params):
             titles.update((m["title"], None) for m in block.get("categorymembers", []))
-    if settings.api.new_pages:
+    if settings.api.new_pages != "off":
+        kind = settings.api.new_pages
+        prefix, params = NEW_PAGE_QUERIES[kind]
         start, end = window_bounds(settings)
-        params = {
-            "list": "recentchanges",
-            "rctype": "new",
-            "rcnamespace": 0,
-            "rcdir": "newer",
-            "rcstart": _iso(start),
-            "rcend": _iso(end),
-            "rcprop": "title|timestamp",
-            "rclimit": "max",
-        }
+        window = {"dir": "newer", "start": _iso(start), "end": _iso(end), "limit": "max"}
+        params = {"list": kind, **params, **{prefix + k: v for k, v in window.items()}}
         for block in client.query(params):
-            titles.update((c["title"], None) for c in block.get("recentchanges", []))
+            titles.update((item["title"], None) for item in block.get(kind, []))
     found = list(titles)
     if len(found) > settings.api.max_pages:
         log.warning(
@@ -132,12 +134,22 @@ def read_api(
     base, category_ns = client.siteinfo()
     titles = discover_titles(client, settings, category_ns)
     log.info("%s: %d candidate pages", settings.api.url, len(titles))
+    queued = set(titles)
     size = settings.api.batch_size
-    for i in range(0, len(titles), size):
-        for page in fetch_pages(client, titles[i : i + size]):
+    done = 0
+    while done < len(titles):
+        batch = titles[done : done + size]
+        done += len(batch)
+        for page in fetch_pages(client, batch):
             if page.get("missing") or "pageid" not in page:
                 log.warning(
                     "%s: page %r vanished before it was read", settings.api.url, page.get("title")
                 )
                 continue
-            yield _to_article(client, page, base, category_ns, settings, read_at)
+            article = _to_article(client, page, base, category_ns, settings, read_at)
+            target = article.redirect_target
+            # a page moved after creation is logged under its old title, now a redirect
+            if target and target not in queued and len(titles) < settings.api.max_pages:
+                queued.add(target)
+                titles.append(target)
+            yield article

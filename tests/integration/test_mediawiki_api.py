@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import re
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from urllib.parse import urlencode
+from urllib.request import Request, urlopen
 
 import pyarrow.parquet as pq
 import pytest
@@ -11,7 +15,7 @@ import pytest
 from builders.wikigen.select import classify
 from pipelines.settings import ApiSettings, DumpSettings, WikiSettings
 from pipelines.sources.mediawiki_client import MediaWikiClient
-from pipelines.sources.wiki_api import read_api
+from pipelines.sources.wiki_api import discover_titles, read_api
 from pipelines.sources.wiki_dump import read_dump
 from pipelines.stages.wiki import run_wiki
 from tests.support.mediawiki import MediaWikiServer
@@ -35,6 +39,7 @@ def _api_settings(base: WikiSettings, url: str) -> WikiSettings:
         url=url,
         contact="https://benchsmith.example/contact",
         categories=["2025 labor disputes", "2026 labor disputes"],
+        new_pages="recentchanges",  # importDump writes no creation log; see the logevents test
         request_interval_s=0,
         batch_size=7,
     )
@@ -70,6 +75,21 @@ def test_api_records_agree_with_dump_records(both_readers):
         assert a.infobox_type == d.infobox_type and a.infobox == d.infobox, title
         assert a.reader == "api" and d.reader == "dump"
         assert a.url.startswith("http://127.0.0.1:")
+
+
+def test_outline_matches_mediawiki_own_section_list(wiki, both_readers):
+    """Section titles and levels agree with MediaWiki's parser, not only with our own."""
+    settings, api, _ = both_readers
+    client = MediaWikiClient(settings.api)
+    skip = {s.casefold() for s in settings.skip_sections}
+    for title in sorted(SNAPSHOT_EVENTS):
+        answer = client.request({"action": "parse", "page": title, "prop": "sections"})
+        theirs = [
+            (int(s["level"]), s["line"])
+            for s in answer["parse"]["sections"]
+            if s["line"].casefold() not in skip
+        ]
+        assert [(s.level, s.title) for s in api[title].sections] == theirs, title
 
 
 def test_api_reader_rejects_the_traps_it_discovers_for_the_same_reasons(both_readers):
@@ -139,3 +159,40 @@ def test_dump_without_history_asks_the_api_about_candidates_only(wiki, params, t
     assert reasons["2026 Korvenna tramway strike"] == "created_before_window"
     # only pages that passed every content rule were looked up: the events and the two old ones
     assert stats.counts["created_at_looked_up"] == len(SNAPSHOT_EVENTS) + 2
+
+
+def _create_page(api_url: str, title: str, text: str) -> None:
+    """Create a page as an anonymous editor through the real API (this writes a creation log)."""
+    token = json.load(urlopen(f"{api_url}?action=query&meta=tokens&format=json"))
+    body = urlencode(
+        {
+            "action": "edit",
+            "title": title,
+            "text": text,
+            "createonly": 1,
+            "format": "json",
+            "token": token["query"]["tokens"]["csrftoken"],
+        }
+    ).encode()
+    answer = json.load(urlopen(Request(api_url, data=body)))
+    assert answer.get("edit", {}).get("result") == "Success", answer
+
+
+def test_new_pages_come_from_the_creation_log(wiki, params):
+    _create_page(wiki.api_url, "2026 Lissen hailstorm", "A hailstorm struck [[Lissen]].")
+    settings = _api_settings(params.wiki, wiki.api_url)
+    today = datetime.now(UTC).date()
+    settings = settings.model_copy(
+        update={
+            "api": settings.api.model_copy(update={"categories": [], "new_pages": "logevents"}),
+            "created_after": today - timedelta(days=1),
+            "created_before": today + timedelta(days=1),
+        }
+    )
+    client = MediaWikiClient(settings.api)
+    titles = discover_titles(client, settings, "Category")
+    # imported pages have no creation-log entries; the page created just now does
+    assert titles == ["2026 Lissen hailstorm"]
+    article = next(read_api(client, settings))
+    assert article.title == "2026 Lissen hailstorm"
+    assert classify(article, settings).reason == "not_event"

@@ -85,3 +85,20 @@ def test_unreachable_api_is_reported_with_its_url():
     )
     with pytest.raises(WikiApiError, match=r"127\.0\.0\.1:9/api\.php"):
         MediaWikiClient(settings).request({"action": "query"})
+
+
+def test_rate_limit_and_read_only_errors_are_retried():
+    limited = json.dumps({"error": {"code": "ratelimited", "info": "slow down"}})
+    readonly = json.dumps({"error": {"code": "readonly", "info": "maintenance"}})
+    script = [(200, JSON, SITEINFO), (200, JSON, limited), (200, JSON, readonly), (200, JSON, OK)]
+    with scripted_server(script) as (url, seen):
+        client, waits = _client(url)
+        assert client.request({"action": "query"})["query"]["pages"][0]["title"] == "A"
+    assert len(waits) == 2 and len(seen) == 4
+
+
+def test_forbidden_says_what_to_check():
+    with scripted_server([(200, JSON, SITEINFO), (403, "text/plain", "UA blocked")]) as (url, _):
+        client, _ = _client(url)
+        with pytest.raises(WikiApiError, match=r"403 Forbidden.*wiki\.api\.contact"):
+            client.request({"action": "query"})
