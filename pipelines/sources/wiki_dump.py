@@ -13,6 +13,7 @@ its last edit; use ``log`` or ``api`` there. Titles are never used to guess a da
 
 from __future__ import annotations
 
+import logging
 import multiprocessing
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterable, Iterator
@@ -27,6 +28,7 @@ from pipelines.sources.wiki_article import build_article, page_url
 from pipelines.sources.xml_source import XmlSource, local, parse_timestamp
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -146,7 +148,10 @@ def read_dump(
     )
 
     def jobs() -> Iterator[tuple[SiteInfo, _Page, datetime | None]]:
+        pages = with_history = 0
         for site, page in iter_pages(path):
+            pages += 1
+            with_history += page.revisions > 1
             if creation_dates == "history":
                 created = page.first_at
             elif creation_dates == "log" and created_lookup is not None:
@@ -154,6 +159,12 @@ def read_dump(
             else:
                 created = None
             yield site, page, created
+        if creation_dates == "history" and pages and not with_history:
+            log.warning(
+                "%s: every page has a single revision, so 'history' dates pages by their last "
+                "edit; for a pages-articles dump set wiki.dump.creation_dates to 'log' or 'api'",
+                path,
+            )
 
     if workers <= 1:
         yield from (convert(job) for job in jobs())

@@ -135,3 +135,20 @@ def test_malformed_creation_log_names_the_file(tmp_path):
     log_path.write_text(LOG[:200])
     with pytest.raises(SourceFormatError, match=r"logging\.xml: malformed XML at line \d+"):
         read_creation_log(log_path, since=datetime(2026, 1, 1, tzinfo=UTC))
+
+
+def test_history_dates_on_a_dump_without_history_are_flagged(tmp_path, caplog):
+    one_revision = tmp_path / "pages-articles.xml"
+    text = SNAPSHOT_XML.read_text()
+    head, _, rest = text.partition("  <page>")
+    page = "  <page>" + rest.split("</page>\n", 1)[0] + "</page>\n"
+    revisions = page.count("<revision>")
+    assert revisions == 2
+    first_revision_end = page.index("</revision>") + len("</revision>\n")
+    page = page[: page.index("    <revision>")] + page[first_revision_end:]
+    one_revision.write_text(head + page + "</mediawiki>\n")
+    assert len(_read(one_revision)) == 1
+    assert "every page has a single revision" in caplog.text
+    caplog.clear()
+    _read(SNAPSHOT_XML)
+    assert "single revision" not in caplog.text
