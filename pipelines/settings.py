@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import (
     AfterValidator,
+    AwareDatetime,
     BaseModel,
     ConfigDict,
     Field,
+    StrictInt,
     ValidationError,
     ValidationInfo,
     model_validator,
@@ -21,16 +22,18 @@ from builders.wikigen.select import EventSelection
 from pipelines.errors import ParamsError
 
 
-def _exists(path: Path, info: ValidationInfo) -> Path:
+def _is_file(path: Path, info: ValidationInfo) -> Path:
     root = (info.context or {}).get("root")
     resolved = path if path.is_absolute() or root is None else Path(root) / path
     if not resolved.exists():
         raise ValueError(f"file not found: {path}")
+    if not resolved.is_file():
+        raise ValueError(f"not a file: {path}")
     return resolved
 
 
-InputPath = Annotated[Path, AfterValidator(_exists)]
-"""A path that must exist; relative paths are taken from the directory of ``params.yaml``."""
+InputFile = Annotated[Path, AfterValidator(_is_file)]
+"""A file that must exist; relative paths are taken from the directory of ``params.yaml``."""
 
 
 class Strict(BaseModel):
@@ -42,7 +45,7 @@ class Strict(BaseModel):
 class DumpSettings(Strict):
     """Settings of the ``dump`` reader (MediaWiki XML export or pages-articles dump)."""
 
-    path: InputPath = Field(description="XML export or dump, plain, .bz2 or .gz.")
+    path: InputFile = Field(description="XML export or dump, plain, .bz2 or .gz.")
     creation_dates: Literal["history", "log", "api"] = Field(
         "history",
         description=(
@@ -51,9 +54,9 @@ class DumpSettings(Strict):
             "(wiki.api.url) about candidate pages only."
         ),
     )
-    log_path: InputPath | None = None
-    workers: int = Field(1, ge=1, description="Processes parsing wikitext (1: in-process).")
-    snapshot_at: datetime | None = Field(
+    log_path: InputFile | None = None
+    workers: StrictInt = Field(1, ge=1, description="Processes parsing wikitext (1: in-process).")
+    snapshot_at: AwareDatetime | None = Field(
         None,
         description=(
             "When the export was taken; recorded as each record's read_at so reruns are "
@@ -73,7 +76,9 @@ class ApiSettings(Strict):
 
     url: str = Field("https://en.wikipedia.org/w/api.php", pattern=r"^https?://")
     contact: str = Field(
-        "", description="Contact URL or e-mail for the User-Agent (Wikimedia policy)."
+        "",
+        pattern=r"^$|^https?://\S+$|^\S+@\S+\.\S+$",
+        description="Contact URL or e-mail for the User-Agent (Wikimedia policy).",
     )
     categories: list[str] = Field(default_factory=list, description="Candidate categories.")
     new_pages: Literal["logevents", "recentchanges", "off"] = Field(
@@ -83,11 +88,11 @@ class ApiSettings(Strict):
             "changes (Wikipedia keeps 30 days), or not at all."
         ),
     )
-    max_pages: int = Field(5000, gt=0, description="Cap on candidate pages.")
-    batch_size: int = Field(20, gt=0, le=50, description="Titles per content request.")
+    max_pages: StrictInt = Field(5000, gt=0, description="Cap on candidate pages.")
+    batch_size: StrictInt = Field(20, gt=0, le=50, description="Titles per content request.")
     request_interval_s: float = Field(0.1, ge=0, description="Minimum gap between requests.")
-    maxlag_s: int = Field(5, ge=0, description="Sent as maxlag; 0 disables it.")
-    retries: int = Field(5, ge=0)
+    maxlag_s: StrictInt = Field(5, ge=0, description="Sent as maxlag; 0 disables it.")
+    retries: StrictInt = Field(5, ge=0)
     timeout_s: float = Field(30.0, gt=0)
 
 

@@ -17,7 +17,7 @@ import re
 from collections.abc import Callable
 from datetime import UTC, date, datetime, time, timedelta
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator, model_validator
 
 from builders.wikigen.records import Article, Rejection
 
@@ -43,8 +43,8 @@ class EventSelection(BaseModel):
 
     created_after: date = Field(description="First creation day kept (inclusive, UTC).")
     created_before: date = Field(description="Last creation day kept (inclusive, UTC).")
-    min_words: int = Field(1000, gt=0, description="WikiGenBench keeps 1,000-3,000 words.")
-    max_words: int = Field(3000, gt=0)
+    min_words: StrictInt = Field(1000, gt=0, description="WikiGenBench keeps 1,000-3,000 words.")
+    max_words: StrictInt = Field(3000, gt=0)
     event_infoboxes: list[str] = Field(
         description="Infobox types (without 'Infobox ') that mark an event article."
     )

@@ -76,3 +76,30 @@ def test_missing_params_file_and_bad_yaml(tmp_path):
     bad.write_text("wiki: [unclosed\n")
     with pytest.raises(ParamsError, match="not valid YAML"):
         load_params(bad)
+
+
+@pytest.mark.parametrize(
+    ("edit", "where", "says"),
+    [
+        (lambda d: d["wiki"].update(min_words=True), "[wiki -> min_words]", "integer"),
+        (
+            lambda d: d["wiki"]["dump"].update(path=str(ROOT / "snapshot")),
+            "[wiki -> dump -> path]",
+            "not a file",
+        ),
+        (lambda d: d["wiki"]["api"].update(contact="x"), "[wiki -> api -> contact]", "pattern"),
+        (
+            lambda d: d["wiki"]["dump"].update(snapshot_at="2026-11-20T00:00:00"),
+            "[wiki -> dump -> snapshot_at]",
+            "timezone",
+        ),
+        (
+            lambda d: d["wiki"]["api"].update(new_pages=True),
+            "[wiki -> api -> new_pages]",
+            "logevents",
+        ),
+    ],
+)
+def test_suspicious_values_are_refused(tmp_path, edit, where, says):
+    message = _error(tmp_path, edit)
+    assert where in message and says in message

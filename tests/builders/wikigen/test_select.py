@@ -2,7 +2,13 @@ from datetime import UTC, datetime
 
 import pytest
 
-from builders.wikigen.select import REASONS, check_content, classify, window_bounds
+from builders.wikigen.select import (
+    CONTENT_RULES,
+    REASONS,
+    check_content,
+    classify,
+    window_bounds,
+)
 from tests.support.records import make_article
 
 
@@ -72,5 +78,6 @@ def test_content_check_ignores_missing_dates(params):
     assert check_content(make_article(created_at=None), params.wiki) is None
 
 
-def test_reason_list_matches_rules():
-    assert len(REASONS) == len(set(REASONS))
+def test_reason_list_is_exactly_the_rules_then_the_window_reasons():
+    window = ("created_unknown", "created_before_window", "created_after_window")
+    assert (*(reason for reason, _ in CONTENT_RULES), *window) == REASONS

@@ -5,6 +5,7 @@ import pytest
 
 from builders.wikigen.records import ARTICLE_SCHEMA, REJECTION_SCHEMA, Article
 from pipelines.errors import SourceFormatError
+from pipelines.sources.wiki_dump import read_dump
 from pipelines.stages.wiki import run_wiki
 from tests.support.snapshot import SNAPSHOT_EVENTS, SNAPSHOT_XML
 
@@ -30,10 +31,17 @@ def test_stage_writes_articles_rejections_and_stats(tmp_path, params):
 def test_records_round_trip_through_parquet(tmp_path, params):
     out = tmp_path / "wiki"
     run_wiki(params.wiki, out)
-    row = pq.read_table(out / "articles.parquet").to_pylist()[0]
-    article = Article.from_row(row)
-    assert article.to_row() == row
-    assert article.sections and article.references and article.infobox
+    stored = [Article.from_row(r) for r in pq.read_table(out / "articles.parquet").to_pylist()]
+    dump = params.wiki.dump
+    read = [
+        a
+        for a in read_dump(
+            dump.path, skip_sections=params.wiki.skip_sections, read_at=dump.snapshot_at
+        )
+        if a.title in SNAPSHOT_EVENTS
+    ]
+    assert stored == read
+    assert all(a.sections and a.references and a.infobox for a in stored)
 
 
 def test_same_inputs_give_identical_outputs(tmp_path, params):
