@@ -3,8 +3,10 @@ PYTHON ?= python3.11
 VENV ?= .venv
 BIN := $(VENV)/bin
 PIP := $(BIN)/python -m pip
-# CPU torch first, so nothing pulls a multi-GB CUDA build (see README).
+# CPU torch first, so nothing pulls a multi-GB CUDA build (see README). Where no CPU wheel is at
+# hand, point pip at PyTorch's CPU index: make repro TORCH_INDEX=https://download.pytorch.org/whl/cpu
 TORCH_SPEC ?= torch==2.13.0
+TORCH_INDEX ?=
 # dvc.yaml calls `benchsmith`, so the venv's bin goes first on PATH
 export PATH := $(abspath $(BIN)):$(PATH)
 export DVC_NO_ANALYTICS := 1
@@ -16,7 +18,7 @@ setup: $(VENV)/.installed
 
 $(VENV)/.installed: pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(PIP) install -q "$(TORCH_SPEC)"
+	$(PIP) install -q "$(TORCH_SPEC)" $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
 	$(PIP) install -q -c constraints.txt -e ".[dev]"
 	touch $@
 

@@ -56,15 +56,29 @@ def _run(
     return res
 
 
+def _as_root(cmd: list[str]) -> list[str]:
+    """Prefix ``sudo -n`` when not root; fail clearly when that is not possible."""
+    if os.geteuid() == 0:
+        return cmd
+    if shutil.which("sudo"):
+        return ["sudo", "-n", *cmd]
+    raise RuntimeError(
+        "the MediaWiki integration test needs PHP; install it once as root: "
+        f"apt-get install --no-install-recommends {' '.join(PHP_PACKAGES)}"
+    )
+
+
 def _apt(args: list[str], cwd: Path | None = None) -> None:
     """apt-get with a single `apt-get update` retry (package lists may be missing)."""
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
     cmd = ["apt-get", "-o", "APT::Sandbox::User=root", *args]
+    if args[0] != "download":
+        cmd = _as_root(cmd)
     try:
         _run(cmd, cwd=cwd, env=env)
     except RuntimeError:
         log.info("apt-get %s failed; running apt-get update and retrying", args[0])
-        _run(["apt-get", "update"], env=env)
+        _run(_as_root(["apt-get", "update"]), env=env)
         _run(cmd, cwd=cwd, env=env)
 
 
