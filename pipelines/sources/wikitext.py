@@ -36,6 +36,7 @@ SOURCE_SECTIONS = frozenset({"sources", "works cited", "bibliography", "cited so
 _CITE_RE = re.compile(r"^(cite\b|citation$)", re.IGNORECASE)
 _INTERWIKI_RE = re.compile(r"^[a-z]{2,3}(-[a-z]{2,8})*$")
 _MAGIC_WORD_RE = re.compile(r"__[A-Z]+__")
+_MARKUP_RE = re.compile(r"[\[\]{}<>'&*#:;=|~_]")
 _BLANK_LINES_RE = re.compile(r"\n{3,}")
 _SPACES_RE = re.compile(r"[ \t\u00a0]+")
 _TEMPLATE_PREFIX_RE = re.compile(r"^template\s*:\s*", re.IGNORECASE)
@@ -98,35 +99,62 @@ def _template_text(template: Template) -> str | None:
     return render_inline(template_name(template).casefold(), args, named)
 
 
-def _swap(code: Wikicode, node: Node, text: str | None) -> None:
-    try:
-        if text is None:
-            code.remove(node)
-        else:
-            code.replace(node, Text(text))
-    except ValueError:
-        pass  # already gone with an enclosing node
+_DROP = object()
+
+
+def _replacement(node: Node, hidden: set[str]) -> object:
+    """What plain text shows for ``node``: ``_DROP``, a string, or ``None`` to keep it."""
+    if isinstance(node, Template):
+        text = _template_text(node)
+        return _DROP if text is None else text
+    if isinstance(node, Comment):
+        return _DROP
+    if isinstance(node, Tag):
+        tag = str(node.tag).lower()
+        if tag == "br":
+            return "\n"
+        return _DROP if tag in HIDDEN_TAGS else None
+    if isinstance(node, Wikilink) and _hidden_link(node, hidden):
+        return _DROP
+    return None
 
 
 def _clean(code: Wikicode, hidden: set[str]) -> None:
     """Remove or render, in place and at any depth, whatever plain text must not show."""
-    for node in list(code.filter(recursive=True)):
-        if isinstance(node, Template):
-            _swap(code, node, _template_text(node))
-        elif isinstance(node, Comment):
-            _swap(code, node, None)
-        elif isinstance(node, Tag):
-            tag = str(node.tag).lower()
-            if tag == "br":
-                _swap(code, node, "\n")
-            elif tag in HIDDEN_TAGS:
-                _swap(code, node, None)
-        elif isinstance(node, Wikilink) and _hidden_link(node, hidden):
-            _swap(code, node, None)
+    nodes = code.nodes
+    i = 0
+    while i < len(nodes):
+        node = nodes[i]
+        replacement = _replacement(node, hidden)
+        if replacement is _DROP:
+            del nodes[i]
+            continue
+        if isinstance(replacement, str):
+            nodes[i] = Text(replacement)
+        else:
+            for child in _children(node):
+                _clean(child, hidden)
+        i += 1
+
+
+def _children(node: Node) -> list[Wikicode]:
+    """The wikitext inside a node that stays in plain text."""
+    if isinstance(node, Tag):
+        inner = node.contents
+    elif isinstance(node, Wikilink):
+        inner = node.text
+    elif isinstance(node, ExternalLink | Heading):
+        inner = node.title
+    else:
+        inner = None
+    return [inner] if inner is not None else []
 
 
 def _render(code: Wikicode) -> str:
-    text = _MAGIC_WORD_RE.sub("", code.strip_code(normalize=True, collapse=True))
+    return _tidy(_MAGIC_WORD_RE.sub("", code.strip_code(normalize=True, collapse=True)))
+
+
+def _tidy(text: str) -> str:
     lines = [_SPACES_RE.sub(" ", line).strip() for line in text.splitlines()]
     return _BLANK_LINES_RE.sub("\n\n", "\n".join(lines)).strip()
 
@@ -134,7 +162,10 @@ def _render(code: Wikicode) -> str:
 def plain_text(code: Wikicode | str, hidden_link_namespaces: Iterable[str] = ()) -> str:
     """Render wikitext as plain text: refs, tables, comments, files and categories left out,
     inline templates such as ``{{convert}}`` rendered, every other template dropped."""
-    code = mwparserfromhell.parse(str(code))
+    text = str(code)
+    if not _MARKUP_RE.search(text):
+        return _tidy(text)  # nothing to parse: most citation and infobox values
+    code = mwparserfromhell.parse(text)
     _clean(code, _hidden_namespaces(hidden_link_namespaces))
     return _render(code)
 
