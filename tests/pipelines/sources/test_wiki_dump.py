@@ -33,6 +33,8 @@ def test_snapshot_events_have_sections_subsections_refs_and_links(params):
         assert 1000 <= article.word_count <= 3000, article.title
         assert {2, 3} <= {s.level for s in article.sections}, article.title
         assert article.infobox_type and "date" in article.infobox, article.title
+        assert {"location", "site", "venue"} & set(article.infobox), article.title
+        assert len(article.infobox) >= 6, article.title  # key figures too
         assert len(article.references) >= 5, article.title
         assert all(".example/" in r.url for r in article.references), article.title
         assert article.external_links, article.title
