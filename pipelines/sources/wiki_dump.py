@@ -4,7 +4,8 @@ Creation dates (``creation_dates``):
 
 - ``history``: the earliest ``<revision>`` timestamp of each page. Right for exports that carry
   full history (Special:Export with history, ``pages-meta-history`` dumps).
-- ``log``: a page-creation log dump (``logging.xml``); see :mod:`creation_log`.
+- ``log``: left empty here; the wiki stage looks candidates up in a page-creation log dump
+  (:mod:`creation_log`).
 - ``api``: left empty here; the wiki stage asks the API about candidate pages only.
 
 A ``pages-articles`` dump keeps only the latest revision, so ``history`` would date every page by
@@ -16,7 +17,7 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import xml.etree.ElementTree as ET
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import partial
@@ -131,14 +132,14 @@ def read_dump(
     *,
     skip_sections: list[str],
     creation_dates: str = "history",
-    created_lookup: Callable[[str], datetime | None] | None = None,
     read_at: datetime | None = None,
     workers: int = 1,
     batch_pages: int = 256,
 ) -> Iterator[Article]:
     """Yield one Article per ``<page>`` of the export, in file order.
 
-    ``created_lookup`` maps a title to its creation time for ``creation_dates='log'``.
+    Pages are dated by their earliest revision only with ``creation_dates='history'``; otherwise
+    ``created_at`` is left empty for the wiki stage to look up (log or API) for candidates.
     With ``workers > 1`` the wikitext of each batch of ``batch_pages`` pages is parsed in a
     process pool; memory stays bounded by one batch.
     """
@@ -152,13 +153,7 @@ def read_dump(
         for site, page in iter_pages(path):
             pages += 1
             with_history += page.revisions > 1
-            if creation_dates == "history":
-                created = page.first_at
-            elif creation_dates == "log" and created_lookup is not None:
-                created = created_lookup(page.title)
-            else:
-                created = None
-            yield site, page, created
+            yield site, page, page.first_at if creation_dates == "history" else None
         if creation_dates == "history" and pages and not with_history:
             log.warning(
                 "%s: every page has a single revision, so 'history' dates pages by their last "

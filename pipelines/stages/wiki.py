@@ -22,40 +22,36 @@ REJECTED = "rejected.parquet"
 STATS = "stats.json"
 
 
-def _articles(settings: WikiSettings) -> tuple[Iterator[Article], Callable[[str], datetime | None]]:
-    """Return the configured reader and, when dates are looked up later, the look-up."""
+Lookup = Callable[[str], datetime | None]
+
+
+def _articles(settings: WikiSettings) -> tuple[Iterator[Article], Lookup | None]:
+    """Return the configured reader and, when the reader cannot date pages, a date look-up."""
     from pipelines.sources.mediawiki_client import MediaWikiClient
 
     if settings.reader == "api":
         from pipelines.sources.wiki_api import read_api
 
-        return read_api(MediaWikiClient(settings.api), settings), _no_lookup
+        return read_api(MediaWikiClient(settings.api), settings), None
     from pipelines.sources.wiki_dump import read_dump
 
     dump = settings.dump
     assert dump is not None  # guaranteed by WikiSettings validation
-    lookup = _no_lookup
-    if dump.creation_dates == "log":
-        from pipelines.sources.creation_log import read_creation_log
-
-        assert dump.log_path is not None
-        created = read_creation_log(dump.log_path, since=window_bounds(settings)[0])
-        lookup = created.get
     pages = read_dump(
         dump.path,
         skip_sections=settings.skip_sections,
         creation_dates=dump.creation_dates,
-        created_lookup=lookup,
         read_at=dump.snapshot_at,
         workers=dump.workers,
     )
+    if dump.creation_dates == "log":
+        from pipelines.sources.creation_log import read_creation_log
+
+        assert dump.log_path is not None  # guaranteed by DumpSettings validation
+        return pages, read_creation_log(dump.log_path, since=window_bounds(settings)[0]).get
     if dump.creation_dates == "api":
         return pages, MediaWikiClient(settings.api).first_revision_time
-    return pages, _no_lookup
-
-
-def _no_lookup(title: str) -> datetime | None:
-    return None
+    return pages, None
 
 
 def run_wiki(settings: WikiSettings, out_dir: Path = Path("data/wiki")) -> StageStats:
@@ -76,7 +72,7 @@ def run_wiki(settings: WikiSettings, out_dir: Path = Path("data/wiki")) -> Stage
             for article in progress_iter(pages, "wiki: reading pages"):
                 stats.update("read")
                 rejection = check_content(article, settings)
-                if rejection is None and article.created_at is None and lookup is not _no_lookup:
+                if rejection is None and article.created_at is None and lookup is not None:
                     article = replace(article, created_at=lookup(article.title))
                     stats.update("created_at_looked_up")
                 rejection = rejection or check_window(article, settings)

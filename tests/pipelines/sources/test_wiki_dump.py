@@ -100,21 +100,6 @@ def test_creation_log_keeps_in_window_creations_only(tmp_path):
     assert created == {"2026 Meridal River floods": datetime(2026, 3, 4, 9, 12, tzinfo=UTC)}
 
 
-def test_log_dates_replace_history_and_unknown_pages_stay_unknown(tmp_path, params):
-    log_path = tmp_path / "logging.xml"
-    log_path.write_text(LOG)
-    created = read_creation_log(log_path, since=datetime(2026, 1, 1, tzinfo=UTC))
-    by_title = {
-        a.title: a for a in _read(SNAPSHOT_XML, creation_dates="log", created_lookup=created.get)
-    }
-    floods = by_title["2026 Meridal River floods"]
-    assert floods.created_at == datetime(2026, 3, 4, 9, 12, tzinfo=UTC)
-    assert floods.created_at_source == "log"
-    renamed = by_title["2026 Korvenna tramway strike"]
-    assert renamed.created_at is None
-    assert classify(renamed, params.wiki).reason == "created_unknown"
-
-
 def test_parallel_workers_give_the_same_records_in_the_same_order():
     fixed = datetime(2026, 1, 1, tzinfo=UTC)
     one = [a.to_row() for a in _read(SNAPSHOT_XML, read_at=fixed)]

@@ -1,4 +1,5 @@
 import json
+from datetime import UTC, datetime
 
 import pyarrow.parquet as pq
 import pytest
@@ -75,3 +76,31 @@ def test_scratch_left_by_a_killed_run_is_cleared(tmp_path, params):
     run_wiki(params.wiki, out)
     assert not stale.exists()
     assert pq.read_table(out / "articles.parquet").num_rows > 0
+
+
+LOG = """<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.11/">
+  <logitem><id>1</id><timestamp>2019-05-07T13:00:00Z</timestamp><type>create</type>
+    <action>create</action><logtitle>Korvenna tramway strike</logtitle></logitem>
+  <logitem><id>2</id><timestamp>2026-03-04T09:12:00Z</timestamp><type>create</type>
+    <action>create</action><logtitle>2026 Meridal River floods</logtitle></logitem>
+</mediawiki>
+"""
+
+
+def test_log_dates_are_looked_up_for_candidates_only(tmp_path, params):
+    log_path = tmp_path / "logging.xml"
+    log_path.write_text(LOG)
+    dump = params.wiki.dump.model_copy(update={"creation_dates": "log", "log_path": log_path})
+    out = tmp_path / "wiki"
+    stats = run_wiki(params.wiki.model_copy(update={"dump": dump}), out)
+
+    articles = pq.read_table(out / "articles.parquet").to_pylist()
+    assert [(a["title"], a["created_at_source"]) for a in articles] == [
+        ("2026 Meridal River floods", "log")
+    ]
+    assert articles[0]["created_at"] == datetime(2026, 3, 4, 9, 12, tzinfo=UTC)
+    reasons = {r["title"]: r["reason"] for r in pq.read_table(out / "rejected.parquet").to_pylist()}
+    assert reasons["2026 Korvenna tramway strike"] == "created_unknown"  # its log entry is 2019
+    assert reasons["2026 Valdran general strike"] == "too_long"  # never looked up
+    # the 13 events and the two older strikes passed every content rule
+    assert stats.counts["created_at_looked_up"] == len(SNAPSHOT_EVENTS) + 2
