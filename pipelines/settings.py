@@ -96,6 +96,39 @@ class ApiSettings(Strict):
     timeout_s: float = Field(30.0, gt=0)
 
 
+class FetchSettings(Strict):
+    """The polite web fetcher: limits, retries, and which addresses it may reach."""
+
+    contact: str = Field(
+        "https://github.com/benchsmith",
+        pattern=r"^https?://\S+$|^\S+@\S+\.\S+$",
+        description="Contact URL or e-mail sent in the User-Agent.",
+    )
+    robots_agent: str = Field("benchsmith", description="Token matched against robots.txt.")
+    concurrency: StrictInt = Field(16, gt=0, description="Requests in flight overall.")
+    per_host_concurrency: StrictInt = Field(2, gt=0, description="Requests in flight per host.")
+    per_host_delay_s: float = Field(1.0, ge=0, description="Gap between requests to one host.")
+    connect_timeout_s: float = Field(10.0, gt=0)
+    read_timeout_s: float = Field(20.0, gt=0)
+    total_timeout_s: float = Field(60.0, gt=0, description="Cap on one request, body included.")
+    max_bytes: StrictInt = Field(5_000_000, gt=0, description="Body cap, also after gunzip.")
+    max_redirects: StrictInt = Field(5, ge=0)
+    retries: StrictInt = Field(3, ge=0, description="Retries on 429 and 5xx.")
+    backoff_s: float = Field(1.0, ge=0, description="First backoff; doubles, with jitter.")
+    max_retry_after_s: float = Field(120.0, ge=0, description="Longest Retry-After honoured.")
+    content_types: list[str] = Field(
+        default_factory=lambda: ["text/html", "application/xhtml+xml", "text/plain"]
+    )
+    allow_addresses: list[str] = Field(
+        default_factory=list,
+        description="Non-global networks that may be fetched anyway, e.g. 127.0.0.1/32.",
+    )
+    resolve: dict[str, str] = Field(
+        default_factory=dict,
+        description="Host patterns mapped to fixed addresses, e.g. {'*.example': '127.0.0.1'}.",
+    )
+
+
 class WikiSettings(EventSelection):
     """The ``wiki`` stage: which reader, and which pages count as fresh events."""
 

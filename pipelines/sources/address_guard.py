@@ -1,0 +1,103 @@
+"""SSRF guard: every TCP connection the fetcher opens goes to a checked, global address.
+
+Hosts are resolved here (or mapped by ``resolve`` settings, as the snapshot recorder maps its
+``.example`` hosts to 127.0.0.1) and each address is refused unless it is globally routable or
+explicitly allow-listed. Loopback, private, link-local, CGNAT (100.64/10), unique-local IPv6 and
+IPv4-mapped IPv6 forms of those are all non-global. The connection is made to the address that
+was checked, so a DNS answer cannot change between the check and the connect.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import ipaddress
+import socket
+from collections.abc import Iterable
+from typing import Any
+
+import anyio
+import httpcore
+
+from pipelines.errors import BenchsmithError
+
+
+class BlockedAddressError(BenchsmithError):
+    """A host resolved to an address the fetcher must not connect to."""
+
+
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+
+class AddressPolicy:
+    """Which addresses may be reached, and how host names resolve.
+
+    ``allow`` holds networks (``127.0.0.1/32``, ``10.0.0.0/8``) that are reachable although not
+    global. ``resolve`` maps host name patterns (``*.example``) to fixed addresses.
+    """
+
+    def __init__(self, allow: Iterable[str] = (), resolve: dict[str, str] | None = None):
+        self.allow = [ipaddress.ip_network(net, strict=False) for net in allow]
+        self.resolve_map = dict(resolve or {})
+
+    def permitted(self, address: IPAddress) -> bool:
+        """Whether ``address`` may be connected to."""
+        mapped = getattr(address, "ipv4_mapped", None)
+        plain = mapped or address
+        if any(plain in net for net in self.allow):
+            return True
+        return plain.is_global and not plain.is_multicast
+
+    def addresses(self, host: str, port: int) -> list[str]:
+        """Resolve ``host`` and return its permitted addresses; raise if none is permitted."""
+        for pattern, address in self.resolve_map.items():
+            if fnmatch.fnmatch(host.lower(), pattern.lower()):
+                candidates = [address]
+                break
+        else:
+            try:
+                infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+            except socket.gaierror as exc:
+                raise OSError(f"cannot resolve {host}: {exc}") from exc
+            candidates = list(dict.fromkeys(str(info[4][0]) for info in infos))
+        allowed = [a for a in candidates if self.permitted(ipaddress.ip_address(a))]
+        if not allowed:
+            raise BlockedAddressError(
+                f"{host} resolves to {', '.join(candidates)}, which is not a global address "
+                "(allow it with sources.fetch.allow_addresses)"
+            )
+        return allowed
+
+
+class GuardedBackend(httpcore.AsyncNetworkBackend):
+    """An httpcore network backend that connects only to addresses the policy permits."""
+
+    def __init__(self, policy: AddressPolicy, inner: httpcore.AsyncNetworkBackend | None = None):
+        self.policy = policy
+        self.inner = inner or httpcore.AnyIOBackend()
+
+    async def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Any = None,
+    ) -> httpcore.AsyncNetworkStream:
+        addresses = await anyio.to_thread.run_sync(self.policy.addresses, host, port)
+        last: Exception | None = None
+        for address in addresses:
+            try:
+                return await self.inner.connect_tcp(
+                    address, port, timeout=timeout, local_address=local_address,
+                    socket_options=socket_options,
+                )  # fmt: skip
+            except httpcore.ConnectError as exc:
+                last = exc
+        assert last is not None
+        raise last
+
+    async def connect_unix_socket(self, *args: Any, **kwargs: Any) -> httpcore.AsyncNetworkStream:
+        raise BlockedAddressError("unix sockets are never fetched")
+
+    async def sleep(self, seconds: float) -> None:
+        await self.inner.sleep(seconds)

@@ -1,0 +1,322 @@
+"""The polite fetcher: httpx with robots.txt, per-host limits, retries, byte caps, an SSRF guard
+and a WARC record of everything it sends and receives.
+
+Every URL ends in exactly one status: ``ok``, ``dead`` (4xx), ``error`` (5xx, connection
+failures, redirect loops), ``timeout``, ``robots``, ``blocked_address``, ``too_large`` or
+``not_html``, with a reason.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import random
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import urljoin, urlsplit
+from urllib.robotparser import RobotFileParser
+
+import anyio
+import httpcore
+import httpx
+
+from pipelines import __version__
+from pipelines.settings import FetchSettings
+from pipelines.sources.address_guard import AddressPolicy, BlockedAddressError, GuardedBackend
+from pipelines.sources.http_body import TooLargeError, decode_text, decompress, media_type
+from pipelines.sources.robots import allowed, parse_robots
+from pipelines.sources.warc_archive import WarcArchive
+
+STATUSES = ("ok", "dead", "error", "timeout", "robots", "blocked_address", "too_large", "not_html")
+
+
+@dataclass(frozen=True)
+class FetchResult:
+    """How fetching one URL ended."""
+
+    url: str
+    status: str
+    reason: str
+    final_url: str = ""
+    http_status: int | None = None
+    content_type: str = ""
+    charset: str = ""
+    text: str = ""
+    attempts: int = 0
+    fetched_at: datetime = field(default_factory=lambda: datetime.now(UTC).replace(microsecond=0))
+    response_record: str = ""
+
+    def outcome(self) -> dict[str, Any]:
+        """The JSON kept in the archive (everything but the text, which the response holds)."""
+        data = asdict(self)
+        data.pop("text")
+        return data
+
+
+@dataclass
+class _Response:
+    status: int
+    reason_phrase: str
+    headers: list[tuple[str, str]]
+    raw: bytes
+    record_id: str = ""
+
+    def header(self, name: str) -> str:
+        return next((v for k, v in self.headers if k.lower() == name.lower()), "")
+
+
+class _Failure(Exception):
+    def __init__(self, status: str, reason: str):
+        super().__init__(reason)
+        self.status = status
+        self.reason = reason
+
+
+@dataclass
+class _Host:
+    slots: anyio.Semaphore
+    lock: anyio.Lock = field(default_factory=anyio.Lock)
+    robots_lock: anyio.Lock = field(default_factory=anyio.Lock)
+    next_at: float = 0.0
+    rules: RobotFileParser | None = None
+
+
+def user_agent(contact: str) -> str:
+    """Our User-Agent: product/version (contact)."""
+    return f"benchsmith/{__version__} (+{contact})"
+
+
+def guarded_transport(policy: AddressPolicy, limits: httpx.Limits) -> httpx.AsyncHTTPTransport:
+    """An httpx transport whose every connection goes through :class:`GuardedBackend`."""
+    transport = httpx.AsyncHTTPTransport(limits=limits)
+    # httpx builds its connection pool without a hook for the network backend; swap the pool.
+    transport._pool = httpcore.AsyncConnectionPool(
+        ssl_context=httpx.create_ssl_context(),
+        max_connections=limits.max_connections,
+        max_keepalive_connections=limits.max_keepalive_connections,
+        keepalive_expiry=limits.keepalive_expiry,
+        network_backend=GuardedBackend(policy),
+    )
+    return transport
+
+
+def retry_after_s(value: str, now: float | None = None) -> float | None:
+    """Parse a Retry-After header (seconds or an HTTP date) into seconds to wait."""
+    value = value.strip()
+    if not value:
+        return None
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - (now if now is not None else time.time()))
+
+
+class Fetcher:
+    """Fetch URLs politely; use as ``async with Fetcher(settings, archive) as f``."""
+
+    def __init__(
+        self,
+        settings: FetchSettings,
+        archive: WarcArchive | None = None,
+        sleep: Callable[[float], Awaitable[None]] = anyio.sleep,
+    ):
+        self.settings = settings
+        self.archive = archive
+        self.agent = user_agent(settings.contact)
+        self.policy = AddressPolicy(settings.allow_addresses, settings.resolve)
+        self._sleep = sleep
+        self._hosts: dict[str, _Host] = {}
+        self._client: httpx.AsyncClient | None = None
+        self._slots: anyio.Semaphore | None = None
+
+    async def __aenter__(self) -> Fetcher:
+        s = self.settings
+        limits = httpx.Limits(
+            max_connections=s.concurrency, max_keepalive_connections=s.concurrency
+        )
+        self._client = httpx.AsyncClient(
+            transport=guarded_transport(self.policy, limits),
+            timeout=httpx.Timeout(s.read_timeout_s, connect=s.connect_timeout_s),
+            follow_redirects=False,
+            headers={"User-Agent": self.agent, "Accept-Encoding": "gzip, deflate"},
+        )
+        self._slots = anyio.Semaphore(s.concurrency)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+
+    async def fetch_all(self, urls: Sequence[str]) -> list[FetchResult]:
+        """Fetch ``urls`` concurrently; results come back in the same order."""
+        results: list[FetchResult | None] = [None] * len(urls)
+
+        async def one(i: int, url: str) -> None:
+            results[i] = await self.fetch(url)
+
+        async with anyio.create_task_group() as group:
+            for i, url in enumerate(urls):
+                group.start_soon(one, i, url)
+        return [r for r in results if r is not None]
+
+    async def fetch(self, url: str) -> FetchResult:
+        """Fetch one URL, following redirects by hand; record its outcome in the archive."""
+        assert self._slots is not None, "use Fetcher as an async context manager"
+        async with self._slots:
+            result = await self._fetch(url)
+        if self.archive is not None:
+            self.archive.write_outcome(url, result.outcome())
+        return result
+
+    async def _fetch(self, url: str) -> FetchResult:
+        current, seen, attempts = url, {url}, 0
+        try:
+            for _ in range(self.settings.max_redirects + 1):
+                if urlsplit(current).scheme not in ("http", "https"):
+                    raise _Failure("error", f"unsupported URL scheme in {current}")
+                if not await self._robots_allow(current):
+                    raise _Failure("robots", f"robots.txt disallows {current}")
+                response, tries = await self._with_retries(current)
+                attempts += tries
+                location = response.header("location")
+                if 300 <= response.status < 400 and location:
+                    target = urljoin(current, location)
+                    if target in seen:
+                        raise _Failure("error", f"redirect loop at {target}")
+                    seen.add(target)
+                    current = target
+                    continue
+                return self._finish(url, current, response, attempts)
+            raise _Failure("error", f"more than {self.settings.max_redirects} redirects")
+        except _Failure as failure:
+            return FetchResult(
+                url, failure.status, failure.reason, final_url=current, attempts=attempts
+            )
+
+    def _finish(self, url: str, final: str, response: _Response, attempts: int) -> FetchResult:
+        status = response.status
+        kind, declared = media_type(response.header("content-type"))
+        common = {
+            "final_url": final,
+            "http_status": status,
+            "content_type": kind,
+            "attempts": attempts,
+            "response_record": response.record_id,
+        }
+        if 400 <= status < 500:
+            return FetchResult(url, "dead", f"HTTP {status}", **common)
+        if not 200 <= status < 300:
+            return FetchResult(url, "error", f"HTTP {status} after {attempts} attempts", **common)
+        if kind not in self.settings.content_types:
+            return FetchResult(url, "not_html", f"content type {kind or 'missing'}", **common)
+        try:
+            body = decompress(
+                response.raw, response.header("content-encoding"), self.settings.max_bytes
+            )
+        except TooLargeError as exc:
+            return FetchResult(url, "too_large", str(exc), **common)
+        except (ValueError, OSError) as exc:
+            return FetchResult(url, "error", f"undecodable body: {exc}", **common)
+        text, charset = decode_text(body, declared)
+        return FetchResult(url, "ok", "fetched", charset=charset, text=text, **common)
+
+    async def _with_retries(self, url: str) -> tuple[_Response, int]:
+        s = self.settings
+        for attempt in range(s.retries + 1):
+            response = await self._request(url)
+            if response.status != 429 and response.status < 500:
+                return response, attempt + 1
+            wait = retry_after_s(response.header("retry-after"))
+            if wait is None:
+                wait = s.backoff_s * 2**attempt * (0.5 + random.random() / 2)
+            if attempt == s.retries or wait > s.max_retry_after_s:
+                return response, attempt + 1
+            await self._sleep(wait)
+        raise AssertionError("unreachable")
+
+    def _host(self, url: str) -> _Host:
+        key = urlsplit(url).netloc.lower()
+        if key not in self._hosts:
+            self._hosts[key] = _Host(anyio.Semaphore(self.settings.per_host_concurrency))
+        return self._hosts[key]
+
+    async def _robots_allow(self, url: str) -> bool:
+        host = self._host(url)
+        async with host.robots_lock:  # one robots.txt request per host, however many tasks wait
+            if host.rules is None:
+                host.rules = await self._read_robots(url)
+        return allowed(host.rules, self.settings.robots_agent, url)
+
+    async def _read_robots(self, url: str) -> RobotFileParser:
+        parts = urlsplit(url)
+        try:
+            response = await self._request(f"{parts.scheme}://{parts.netloc}/robots.txt")
+        except _Failure as failure:
+            if failure.status == "blocked_address":
+                raise
+            return parse_robots(None, "")
+        text = response.raw.decode("utf-8", "replace") if response.status == 200 else ""
+        return parse_robots(response.status, text)
+
+    async def _request(self, url: str) -> _Response:
+        """One GET, within the host's limits, recorded in the archive whatever happens."""
+        host = self._host(url)
+        async with host.slots:
+            async with host.lock:
+                wait = host.next_at - time.monotonic()
+                if wait > 0:
+                    await self._sleep(wait)
+                host.next_at = time.monotonic() + self.settings.per_host_delay_s
+            try:
+                with anyio.fail_after(self.settings.total_timeout_s):
+                    response = await self._get(url)
+            except BlockedAddressError as exc:
+                self._record(url, None)
+                raise _Failure("blocked_address", str(exc)) from exc
+            except (TimeoutError, httpx.TimeoutException) as exc:
+                self._record(url, None)
+                raise _Failure("timeout", f"no complete answer from {url} in time") from exc
+            except TooLargeError as exc:
+                self._record(url, None)
+                raise _Failure("too_large", str(exc)) from exc
+            except httpx.HTTPError as exc:
+                self._record(url, None)
+                raise _Failure("error", f"{type(exc).__name__}: {exc}") from exc
+        response.record_id = self._record(url, response)
+        return response
+
+    async def _get(self, url: str) -> _Response:
+        assert self._client is not None
+        cap = self.settings.max_bytes
+        async with self._client.stream("GET", url) as response:
+            declared = response.headers.get("content-length", "")
+            if declared.isdigit() and int(declared) > cap:
+                raise TooLargeError(f"Content-Length {declared} over {cap} bytes")
+            chunks, size = [], 0
+            async for chunk in response.aiter_raw():
+                size += len(chunk)
+                if size > cap:
+                    raise TooLargeError(f"more than {cap} bytes")
+                chunks.append(chunk)
+            return _Response(
+                response.status_code,
+                response.reason_phrase,
+                list(response.headers.multi_items()),
+                b"".join(chunks),
+            )
+
+    def _record(self, url: str, response: _Response | None) -> str:
+        if self.archive is None:
+            return ""
+        request_headers = [("User-Agent", self.agent), ("Accept-Encoding", "gzip, deflate")]
+        if response is None:
+            return self.archive.write_exchange(url, request_headers, None, [], b"")
+        status_line = f"{response.status} {response.reason_phrase}".strip()
+        return self.archive.write_exchange(
+            url, request_headers, status_line, response.headers, response.raw
+        )

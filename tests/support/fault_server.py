@@ -1,0 +1,106 @@
+"""A local HTTP server on 127.0.0.1 whose paths misbehave on purpose, for the fetcher's tests."""
+
+from __future__ import annotations
+
+import gzip
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+PAGE = (
+    b"<!DOCTYPE html><html><head><title>Fine</title></head><body><p>A fine page.</p></body></html>"
+)
+ROBOTS = b"User-agent: benchsmith\nDisallow: /private/\n"
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def _send(self, status: int, body: bytes, headers: dict[str, str] | None = None) -> None:
+        self.send_response(status)
+        for key, value in {"Content-Type": "text/html; charset=utf-8", **(headers or {})}.items():
+            self.send_header(key, value)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self) -> None:
+        self.server.requests.append((self.path, self.headers.get("User-Agent", "")))
+        path = self.path
+        hits = sum(1 for p, _ in self.server.requests if p == path)
+        if path == "/robots.txt":
+            return self._send(200, ROBOTS, {"Content-Type": "text/plain"})
+        if path in ("/ok", "/private/page"):
+            return self._send(200, PAGE)
+        if path == "/gone":
+            return self._send(410, b"gone")
+        if path == "/broken":
+            return self._send(500, b"broken")
+        if path == "/unavailable":
+            return self._send(503, b"down", {"Retry-After": "0"})
+        if path == "/throttled":
+            if hits == 1:
+                return self._send(429, b"slow down", {"Retry-After": "2"})
+            return self._send(200, PAGE)
+        if path == "/flaky":
+            return self._send(503, b"down") if hits == 1 else self._send(200, PAGE)
+        if path == "/slow":
+            time.sleep(3)
+            return self._send(200, PAGE)
+        if path == "/endless":
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.end_headers()
+            try:
+                while True:
+                    self.wfile.write(b"<p>more</p>" * 1000)
+            except OSError:
+                return None
+        if path == "/bomb":
+            bomb = gzip.compress(b"<p>" + b"a" * 50_000_000 + b"</p>")
+            return self._send(200, bomb, {"Content-Encoding": "gzip"})
+        if path == "/gzipped":
+            return self._send(200, gzip.compress(PAGE), {"Content-Encoding": "gzip"})
+        if path == "/loop-a":
+            return self._send(302, b"", {"Location": "/loop-b"})
+        if path == "/loop-b":
+            return self._send(302, b"", {"Location": "/loop-a"})
+        if path == "/hop":
+            return self._send(301, b"", {"Location": "/ok"})
+        if path.startswith("/to-private"):
+            return self._send(302, b"", {"Location": self.server.private_url})
+        if path == "/report.pdf":
+            return self._send(200, b"%PDF-1.4 ...", {"Content-Type": "application/pdf"})
+        if path == "/latin1":
+            body = (
+                '<html><head><meta charset="iso-8859-1"></head>'
+                "<body><p>Caf\u00e9 na\u00efve</p></body></html>"
+            ).encode("latin-1")
+            return self._send(200, body, {"Content-Type": "text/html; charset=bogus-8"})
+        return self._send(404, b"not found")
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    requests: list[tuple[str, str]]
+    private_url: str = ""
+
+
+@contextmanager
+def fault_server(host: str = "127.0.0.1") -> Iterator[_Server]:
+    """Run the server on ``host`` at a free port; ``server.requests`` logs (path, User-Agent)."""
+    server = _Server((host, 0), _Handler)
+    server.requests = []
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
