@@ -125,8 +125,12 @@ class FetchSettings(Strict):
     )
     resolve: dict[str, str] = Field(
         default_factory=dict,
-        description="Host patterns mapped to fixed addresses, e.g. {'*.example': '127.0.0.1'}.",
+        description=(
+            "Host patterns mapped to fixed addresses, optionally with a port, e.g. "
+            "{'*.example': '127.0.0.1:8443'}."
+        ),
     )
+    ca_file: str | None = Field(None, description="Extra CA certificates to trust (PEM).")
 
 
 class WikiSettings(EventSelection):

@@ -12,3 +12,11 @@ from tests.support.snapshot import ROOT
 def params() -> Params:
     """The project's own params.yaml."""
     return load_params(ROOT / "params.yaml")
+
+
+@pytest.fixture()
+def no_network():
+    """The socket guard: use ``with no_network(): ...`` around code that must stay offline."""
+    from tests.support.network import no_network as guard
+
+    return guard

@@ -32,7 +32,8 @@ class AddressPolicy:
     """Which addresses may be reached, and how host names resolve.
 
     ``allow`` holds networks (``127.0.0.1/32``, ``10.0.0.0/8``) that are reachable although not
-    global. ``resolve`` maps host name patterns (``*.example``) to fixed addresses.
+    global. ``resolve`` maps host name patterns (``*.example``) to fixed addresses, optionally
+    with a port (``127.0.0.1:8443``) that replaces the URL's port.
     """
 
     def __init__(self, allow: Iterable[str] = (), resolve: dict[str, str] | None = None):
@@ -47,11 +48,15 @@ class AddressPolicy:
             return True
         return plain.is_global and not plain.is_multicast
 
-    def addresses(self, host: str, port: int) -> list[str]:
-        """Resolve ``host`` and return its permitted addresses; raise if none is permitted."""
-        for pattern, address in self.resolve_map.items():
+    def addresses(self, host: str, port: int) -> list[tuple[str, int]]:
+        """Resolve ``host`` to permitted ``(address, port)`` pairs; raise if none is permitted."""
+        for pattern, target in self.resolve_map.items():
             if fnmatch.fnmatch(host.lower(), pattern.lower()):
+                address, _, mapped_port = (
+                    target.rpartition(":") if target.count(":") == 1 else (target, "", "")
+                )
                 candidates = [address]
+                port = int(mapped_port) if mapped_port else port
                 break
         else:
             try:
@@ -59,7 +64,7 @@ class AddressPolicy:
             except socket.gaierror as exc:
                 raise OSError(f"cannot resolve {host}: {exc}") from exc
             candidates = list(dict.fromkeys(str(info[4][0]) for info in infos))
-        allowed = [a for a in candidates if self.permitted(ipaddress.ip_address(a))]
+        allowed = [(a, port) for a in candidates if self.permitted(ipaddress.ip_address(a))]
         if not allowed:
             raise BlockedAddressError(
                 f"{host} resolves to {', '.join(candidates)}, which is not a global address "
@@ -85,10 +90,10 @@ class GuardedBackend(httpcore.AsyncNetworkBackend):
     ) -> httpcore.AsyncNetworkStream:
         addresses = await anyio.to_thread.run_sync(self.policy.addresses, host, port)
         last: Exception | None = None
-        for address in addresses:
+        for address, target_port in addresses:
             try:
                 return await self.inner.connect_tcp(
-                    address, port, timeout=timeout, local_address=local_address,
+                    address, target_port, timeout=timeout, local_address=local_address,
                     socket_options=socket_options,
                 )  # fmt: skip
             except httpcore.ConnectError as exc:

@@ -42,6 +42,7 @@ class FetchResult:
     final_url: str = ""
     http_status: int | None = None
     content_type: str = ""
+    content_encoding: str = ""
     charset: str = ""
     text: str = ""
     attempts: int = 0
@@ -88,12 +89,17 @@ def user_agent(contact: str) -> str:
     return f"benchsmith/{__version__} (+{contact})"
 
 
-def guarded_transport(policy: AddressPolicy, limits: httpx.Limits) -> httpx.AsyncHTTPTransport:
+def guarded_transport(
+    policy: AddressPolicy, limits: httpx.Limits, ca_file: str | None = None
+) -> httpx.AsyncHTTPTransport:
     """An httpx transport whose every connection goes through :class:`GuardedBackend`."""
     transport = httpx.AsyncHTTPTransport(limits=limits)
+    ssl_context = httpx.create_ssl_context()
+    if ca_file:
+        ssl_context.load_verify_locations(cafile=ca_file)
     # httpx builds its connection pool without a hook for the network backend; swap the pool.
     transport._pool = httpcore.AsyncConnectionPool(
-        ssl_context=httpx.create_ssl_context(),
+        ssl_context=ssl_context,
         max_connections=limits.max_connections,
         max_keepalive_connections=limits.max_keepalive_connections,
         keepalive_expiry=limits.keepalive_expiry,
@@ -140,7 +146,7 @@ class Fetcher:
             max_connections=s.concurrency, max_keepalive_connections=s.concurrency
         )
         self._client = httpx.AsyncClient(
-            transport=guarded_transport(self.policy, limits),
+            transport=guarded_transport(self.policy, limits, s.ca_file),
             timeout=httpx.Timeout(s.read_timeout_s, connect=s.connect_timeout_s),
             follow_redirects=False,
             headers={"User-Agent": self.agent, "Accept-Encoding": "gzip, deflate"},
@@ -205,6 +211,7 @@ class Fetcher:
             "final_url": final,
             "http_status": status,
             "content_type": kind,
+            "content_encoding": response.header("content-encoding"),
             "attempts": attempts,
             "response_record": response.record_id,
         }

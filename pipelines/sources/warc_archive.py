@@ -9,6 +9,7 @@ the final response, so a replayed run sees exactly what the live run saw.
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Iterator
 from dataclasses import dataclass
 from io import BytesIO
@@ -20,6 +21,7 @@ from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
 OUTCOME_TYPE = "application/vnd.benchsmith.fetch-outcome+json"
+log = logging.getLogger(__name__)
 
 
 class WarcArchive:
@@ -100,19 +102,27 @@ class Recorded:
 
 
 def read_archive(folder: Path, prefix: str = "web") -> Iterator[tuple[str, Recorded]]:
-    """Yield ``(url, Recorded)`` for every finished fetch in the archive, oldest first."""
+    """Yield ``(url, Recorded)`` for every finished fetch in the archive, oldest first.
+
+    A file cut short by a killed run yields its complete records and is then skipped with a
+    warning; the fetches it lost are simply not in the archive.
+    """
     for path in sorted(folder.glob(f"{prefix}-*.warc.gz")):
-        bodies: dict[str, bytes] = {}
-        with path.open("rb") as stream:
-            for record in ArchiveIterator(stream):
-                kind = record.rec_type
-                if kind == "response":
-                    record_id = record.rec_headers.get_header("WARC-Record-ID")
-                    bodies[record_id] = record.raw_stream.read()  # as sent, still encoded
-                elif (
-                    kind == "metadata"
-                    and record.rec_headers.get_header("Content-Type") == OUTCOME_TYPE
-                ):
-                    outcome = json.loads(record.content_stream().read())
-                    body = bodies.get(outcome.get("response_record", ""), b"")
-                    yield record.rec_headers.get_header("WARC-Target-URI"), Recorded(outcome, body)
+        try:
+            yield from _read_file(path)
+        except (OSError, EOFError, ValueError) as exc:
+            log.warning("%s: unreadable after its last complete record (%s)", path, exc)
+
+
+def _read_file(path: Path) -> Iterator[tuple[str, Recorded]]:
+    bodies: dict[str, bytes] = {}
+    with path.open("rb") as stream:
+        for record in ArchiveIterator(stream):
+            kind = record.rec_type
+            if kind == "response":
+                record_id = record.rec_headers.get_header("WARC-Record-ID")
+                bodies[record_id] = record.raw_stream.read()  # as sent, still encoded
+            elif kind == "metadata" and record.content_type == OUTCOME_TYPE:
+                outcome = json.loads(record.content_stream().read())
+                body = bodies.get(outcome.get("response_record", ""), b"")
+                yield record.rec_headers.get_header("WARC-Target-URI"), Recorded(outcome, body)

@@ -7,6 +7,7 @@ import pytest
 
 from pipelines.settings import FetchSettings
 from pipelines.sources.fetch import STATUSES, Fetcher, retry_after_s
+from pipelines.sources.replay import ReplayFetcher, load_index
 from pipelines.sources.warc_archive import WarcArchive, read_archive
 from tests.support.fault_server import fault_server
 
@@ -146,3 +147,36 @@ def test_retry_after_parses_seconds_and_dates():
     assert retry_after_s("7") == 7.0
     assert retry_after_s("Wed, 21 Oct 2015 07:28:00 GMT", now=1445412470.0) == 10.0
     assert retry_after_s("soon") is None
+
+
+def test_replay_serves_the_archive_without_network(tmp_path, no_network):
+    archive = WarcArchive(tmp_path / "raw")
+    with fault_server() as server:
+        base = f"http://news.example:{server.server_address[1]}"
+        live, _ = _run([base + "/gzipped", base + "/missing"], archive=archive)
+    archive.close()
+
+    async def replay():
+        async with ReplayFetcher(tmp_path / "raw") as fetcher:
+            return await fetcher.fetch_all([base + "/gzipped", base + "/missing", base + "/new"])
+
+    with no_network():
+        replayed = anyio.run(replay)
+    assert [(r.status, r.text) for r in replayed[:2]] == [(r.status, r.text) for r in live]
+    assert "A fine page." in replayed[0].text
+    assert replayed[2].status == "error" and "not in the archive" in replayed[2].reason
+
+
+def test_archive_cut_short_keeps_its_complete_records(tmp_path):
+    archive = WarcArchive(tmp_path / "raw")
+    with fault_server() as server:
+        base = f"http://news.example:{server.server_address[1]}"
+        _run([base + "/ok"], archive=archive)
+        _run([base + "/gone"], archive=archive)
+    archive.close()
+    (only,) = list((tmp_path / "raw").glob("*.warc.gz"))
+    data = only.read_bytes()
+    only.write_bytes(data[: len(data) - 40])  # a run killed while writing
+    index = load_index(tmp_path / "raw")
+    assert index[base + "/ok"].status == "ok"
+    assert base + "/gone" not in index

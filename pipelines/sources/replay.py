@@ -1,0 +1,58 @@
+"""Replay: fetch results served from the WARC archive, with no network connection at all.
+
+The same index lets a live run resume: URLs whose outcome is already archived are not fetched
+again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from pathlib import Path
+
+from pipelines.sources.fetch import FetchResult
+from pipelines.sources.http_body import decode_text, decompress
+from pipelines.sources.warc_archive import read_archive
+
+_NO_CAP = 1 << 40
+
+
+def load_index(folder: Path) -> dict[str, FetchResult]:
+    """Map each archived URL to its latest outcome, with the decoded text of successful fetches."""
+    index: dict[str, FetchResult] = {}
+    if not folder.is_dir():
+        return index
+    for url, recorded in read_archive(folder):
+        outcome = dict(recorded.outcome)
+        outcome["fetched_at"] = datetime.fromisoformat(outcome["fetched_at"])
+        text = ""
+        if outcome["status"] == "ok":
+            body = decompress(recorded.body, outcome.get("content_encoding", ""), _NO_CAP)
+            text, _ = decode_text(body, outcome.get("charset", ""))
+        index[url] = FetchResult(**outcome, text=text)
+    return index
+
+
+class ReplayFetcher:
+    """Answers like :class:`Fetcher`, from the archive only."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+        self.index = load_index(folder)
+
+    async def __aenter__(self) -> ReplayFetcher:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        return None
+
+    async def fetch(self, url: str) -> FetchResult:
+        """The archived result, or an ``error`` saying the URL was never recorded."""
+        found = self.index.get(url)
+        if found is not None:
+            return found
+        return FetchResult(url, "error", f"not in the archive {self.folder}; fetch it live first")
+
+    async def fetch_all(self, urls: Sequence[str]) -> list[FetchResult]:
+        """Results for ``urls`` in order."""
+        return [await self.fetch(url) for url in urls]
