@@ -1,0 +1,1 @@
+"""WikiGenBench: event selection and entries (pure logic over records)."""

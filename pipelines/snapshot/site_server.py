@@ -1,0 +1,89 @@
+"""Serve the snapshot's authored web pages over HTTPS on 127.0.0.1, under their own host names.
+
+Pages live in ``site/<host>/<path>.html`` (other files, such as ``robots.txt`` or a ``.pdf``,
+under their own names). ``traps`` makes chosen URLs misbehave: ``{status: 410}`` answers with
+that status, ``{delay_s: 10}`` stalls before answering.
+"""
+
+from __future__ import annotations
+
+import mimetypes
+import ssl
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+
+def page_file(site: Path, url: str) -> Path:
+    """Where the page for ``url`` is authored (the file need not exist)."""
+    parts = urlsplit(url)
+    path = parts.path or "/"
+    if path.endswith("/"):
+        return site / parts.netloc / path.lstrip("/") / "index.html"
+    exact = site / parts.netloc / path.lstrip("/")
+    return (
+        exact if exact.suffix and exact.suffix != ".html" else exact.with_name(exact.name + ".html")
+    )
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _SiteServer
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        host = (self.headers.get("Host") or "").split(":")[0].lower()
+        url = f"https://{host}{self.path}"
+        self.server.requests.append(url)
+        trap = self.server.traps.get(url, {})
+        if trap.get("delay_s"):
+            time.sleep(float(trap["delay_s"]))
+        status = int(trap.get("status", 200))
+        target = page_file(self.server.site, url)
+        if status == 200 and not target.is_file():
+            status = 404
+        body = target.read_bytes() if status == 200 else f"{status}\n".encode()
+        kind = mimetypes.guess_type(target.name)[0] if status == 200 else "text/plain"
+        if kind == "text/html" or (status == 200 and target.suffix == ".html"):
+            kind = "text/html; charset=utf-8"
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", kind or "application/octet-stream")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+        except OSError:
+            pass  # the client gave up (a timeout trap)
+
+
+class _SiteServer(ThreadingHTTPServer):
+    daemon_threads = True
+    site: Path
+    traps: dict[str, dict[str, Any]]
+    requests: list[str]
+
+
+@contextmanager
+def serve_site(
+    site: Path, traps: dict[str, dict[str, Any]], cert: Path, key: Path
+) -> Iterator[_SiteServer]:
+    """Serve ``site`` over HTTPS at 127.0.0.1 on a free port until the block ends."""
+    server = _SiteServer(("127.0.0.1", 0), _Handler)
+    server.site, server.traps, server.requests = site, traps, []
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -1,0 +1,1 @@
+"""Stage entry points: one function per stage in dvc.yaml."""
