@@ -95,6 +95,80 @@ def stage_wiki(
     )
 
 
+@stage_app.command("web")
+def stage_web(
+    params: ParamsOption = Path("params.yaml"),
+    articles: Annotated[Path, typer.Option(help="Selected events.")] = DATA_ROOT
+    / "wiki"
+    / "articles.parquet",
+    out: Annotated[Path, typer.Option(help="Output folder.")] = DATA_ROOT / "web",
+) -> None:
+    """Collect, fetch (live or replayed from the WARC archive) and extract related documents.
+
+    Writes OUT/documents.parquet (every candidate with its status and reason) and OUT/stats.json.
+    """
+    from pipelines.stages.web import run_web
+
+    try:
+        stats = run_web(load_params(params).sources, articles, out)
+    except BenchsmithError as exc:
+        raise _fail(exc) from None
+    ok = sum(v for k, v in stats.counts.items() if k.endswith("_ok"))
+    typer.echo(
+        f"web: {stats.counts['candidates']} candidate documents for {stats.counts['events']} "
+        f"events, {ok} ok, {sum(stats.dropped.values())} dropped -> {out}/"
+    )
+
+
+@stage_app.command("wikigen")
+def stage_wikigen(
+    params: ParamsOption = Path("params.yaml"),
+    articles: Annotated[Path, typer.Option(help="Selected events.")] = DATA_ROOT
+    / "wiki"
+    / "articles.parquet",
+    documents: Annotated[Path, typer.Option(help="Related documents.")] = DATA_ROOT
+    / "web"
+    / "documents.parquet",
+    out: Annotated[Path, typer.Option(help="Output folder.")] = DATA_ROOT / "wikigen",
+) -> None:
+    """Assemble WikiGenBench entries (article, documents, split); writes OUT/entries.parquet."""
+    from pipelines.stages.wikigen import run_wikigen
+
+    try:
+        stats = run_wikigen(load_params(params).wikigen, articles, documents, out)
+    except BenchsmithError as exc:
+        raise _fail(exc) from None
+    c = stats.counts
+    typer.echo(
+        f"wikigen: {c['entries']} entries ({c['split_train']} train, {c['split_test']} test), "
+        f"{c['documents']} documents -> {out}/"
+    )
+
+
+snapshot_app = typer.Typer(help="Rebuild parts of the embedded snapshot.", no_args_is_help=True)
+app.add_typer(snapshot_app, name="snapshot")
+
+
+@snapshot_app.command("record-web")
+def snapshot_record_web(
+    params: ParamsOption = Path("params.yaml"),
+    web_dir: Annotated[Path, typer.Option(help="Snapshot web folder.")] = Path("snapshot/web"),
+) -> None:
+    """Re-record the snapshot's WARC archive and search log from its authored pages.
+
+    Serves WEB_DIR/site over HTTPS on 127.0.0.1 under the pages' own host names and runs the live
+    fetcher and the search provider interface against it, replacing the archive and search log
+    named in params.yaml (sources.archive, sources.search_log).
+    """
+    from pipelines.snapshot.record import record_web
+
+    try:
+        summary = record_web(load_params(params), web_dir)
+    except BenchsmithError as exc:
+        raise _fail(exc) from None
+    typer.echo(json.dumps(summary, indent=2, sort_keys=True))
+
+
 @app.command("report")
 def report(data: Annotated[Path, typer.Option(help="Data folder.")] = DATA_ROOT) -> None:
     """Summarise every stage's stats.json and say where the outputs are."""

@@ -20,6 +20,8 @@ from pydantic import (
 
 from builders.wikigen.select import EventSelection
 from pipelines.errors import ParamsError
+from pipelines.sources.extract import ExtractSettings
+from pipelines.sources.search.settings import SearchSettings
 
 
 def _is_file(path: Path, info: ValidationInfo) -> Path:
@@ -32,7 +34,14 @@ def _is_file(path: Path, info: ValidationInfo) -> Path:
     return resolved
 
 
+def _from_root(path: Path, info: ValidationInfo) -> Path:
+    root = (info.context or {}).get("root")
+    return path if path.is_absolute() or root is None else Path(root) / path
+
+
 InputFile = Annotated[Path, AfterValidator(_is_file)]
+ProjectPath = Annotated[Path, AfterValidator(_from_root)]
+"""A path that may not exist yet; relative paths are taken from ``params.yaml``'s directory."""
 """A file that must exist; relative paths are taken from the directory of ``params.yaml``."""
 
 
@@ -153,10 +162,40 @@ class WikiSettings(EventSelection):
         return self
 
 
+class SourcesSettings(Strict):
+    """The ``web`` stage: where related documents come from and how they are fetched."""
+
+    mode: Literal["replay", "live"] = Field(
+        "replay",
+        description=(
+            "replay: read fetches from the archive and search results from the log, with no "
+            "network; live: fetch and search for real, appending to both."
+        ),
+    )
+    archive: ProjectPath = Field(description="Folder of .warc.gz files: replayed, or appended to.")
+    search_log: ProjectPath = Field(
+        description="JSONL of search results: replayed, or appended to."
+    )
+    fetch: FetchSettings = Field(default_factory=FetchSettings)
+    search: SearchSettings = Field(default_factory=SearchSettings)
+    extract: ExtractSettings = Field(default_factory=ExtractSettings)
+
+
+class WikigenSettings(Strict):
+    """The ``wikigen`` stage: entries and their split."""
+
+    seed: StrictInt = Field(2026, description="Seed of the split hash.")
+    test_fraction: float = Field(
+        0.25, ge=0, le=1, description="Share of events in test (WikiGenBench: 309 of 1,320)."
+    )
+
+
 class Params(Strict):
     """The whole ``params.yaml``: one model per stage key."""
 
     wiki: WikiSettings
+    sources: SourcesSettings
+    wikigen: WikigenSettings = Field(default_factory=WikigenSettings)
 
 
 def _location(loc: tuple[Any, ...]) -> str:

@@ -20,3 +20,11 @@ def no_network():
     from tests.support.network import no_network as guard
 
     return guard
+
+
+@pytest.fixture(scope="module")
+def no_network_module():
+    """The socket guard, for module-scoped fixtures."""
+    from tests.support.network import no_network as guard
+
+    return guard

@@ -156,3 +156,114 @@ REJECTION_SCHEMA = pa.schema(
         pa.field("reader", pa.string()),
     ]
 )
+
+
+DOCUMENT_STATUSES = (
+    "ok",
+    "dead",
+    "error",
+    "timeout",
+    "robots",
+    "blocked_address",
+    "too_large",
+    "not_html",
+    "extract_failed",
+    "too_short",
+    "duplicate",
+    "mirror",
+)
+
+
+@dataclass(frozen=True)
+class WebDocument:
+    """One related document of an event: a human-editor link or a search result, and its fate.
+
+    Every candidate is kept, whatever its ``status``; only ``ok`` ones enter the entries.
+    """
+
+    event_id: str
+    doc_id: str
+    origin: str  # "human" | "search"
+    url: str
+    canonical_url: str
+    status: str
+    reason: str
+    final_url: str = ""
+    http_status: int | None = None
+    title: str = ""
+    text: str = ""
+    word_count: int = 0
+    date: str = ""
+    language: str = ""
+    content_hash: str = ""
+    fetched_at: datetime | None = None
+    cite_text: str = ""
+    query: str = ""
+    rank: int | None = None
+    snippet: str = ""
+
+    def to_row(self) -> dict[str, Any]:
+        """Return the record as a row matching :data:`DOCUMENT_SCHEMA`."""
+        return asdict(self)
+
+
+DOCUMENT_SCHEMA = pa.schema(
+    [
+        pa.field("event_id", pa.string(), nullable=False),
+        pa.field("doc_id", pa.string(), nullable=False),
+        pa.field("origin", pa.string(), nullable=False),
+        pa.field("url", pa.string(), nullable=False),
+        pa.field("canonical_url", pa.string()),
+        pa.field("status", pa.string(), nullable=False),
+        pa.field("reason", pa.string()),
+        pa.field("final_url", pa.string()),
+        pa.field("http_status", pa.int32()),
+        pa.field("title", pa.string()),
+        pa.field("text", pa.string()),
+        pa.field("word_count", pa.int32()),
+        pa.field("date", pa.string()),
+        pa.field("language", pa.string()),
+        pa.field("content_hash", pa.string()),
+        pa.field("fetched_at", _TS),
+        pa.field("cite_text", pa.string()),
+        pa.field("query", pa.string()),
+        pa.field("rank", pa.int32()),
+        pa.field("snippet", pa.string()),
+    ]
+)
+
+_ENTRY_DOCUMENT = pa.struct(
+    [
+        ("doc_id", pa.string()),
+        ("origin", pa.string()),
+        ("url", pa.string()),
+        ("title", pa.string()),
+        ("text", pa.string()),
+        ("word_count", pa.int32()),
+        ("fetched_at", _TS),
+    ]
+)
+
+ENTRY_SCHEMA = pa.schema(
+    [
+        pa.field("event_id", pa.string(), nullable=False),
+        pa.field("title", pa.string(), nullable=False),
+        pa.field("url", pa.string()),
+        pa.field("split", pa.string(), nullable=False),
+        pa.field("created_at", _TS),
+        pa.field("summary", pa.string()),
+        ARTICLE_SCHEMA.field("outline"),
+        ARTICLE_SCHEMA.field("sections"),
+        ARTICLE_SCHEMA.field("infobox"),
+        pa.field("infobox_type", pa.string()),
+        ARTICLE_SCHEMA.field("references"),
+        pa.field("word_count", pa.int32()),
+        pa.field("documents", pa.list_(_ENTRY_DOCUMENT)),
+        pa.field(
+            "document_counts",
+            pa.list_(
+                pa.struct([("origin", pa.string()), ("status", pa.string()), ("count", pa.int32())])
+            ),
+        ),
+    ]
+)

@@ -93,9 +93,12 @@ class GuardedBackend(httpcore.AsyncNetworkBackend):
         for address, target_port in addresses:
             try:
                 return await self.inner.connect_tcp(
-                    address, target_port, timeout=timeout, local_address=local_address,
+                    address,
+                    target_port,
+                    timeout=timeout,
+                    local_address=local_address,
                     socket_options=socket_options,
-                )  # fmt: skip
+                )
             except httpcore.ConnectError as exc:
                 last = exc
         assert last is not None

@@ -154,11 +154,29 @@ class MediaWikiServer:
         shutil.rmtree(db, ignore_errors=True)
         (self.workdir / "LocalSettings.php").unlink(missing_ok=True)
         self._maint(
-            mw, "install.php", "--dbtype", "sqlite", "--dbpath", str(db), "--dbname", "wiki",
-            "--confpath", str(self.workdir), "--server", self.server_url, "--scriptpath", "",
-            "--pass", secrets.token_urlsafe(16), "--extensions", ",".join(EXTENSIONS),
-            "--skins", "Vector", "TestWiki", "Admin",
-        )  # fmt: skip
+            mw,
+            "install.php",
+            "--dbtype",
+            "sqlite",
+            "--dbpath",
+            str(db),
+            "--dbname",
+            "wiki",
+            "--confpath",
+            str(self.workdir),
+            "--server",
+            self.server_url,
+            "--scriptpath",
+            "",
+            "--pass",
+            secrets.token_urlsafe(16),
+            "--extensions",
+            ",".join(EXTENSIONS),
+            "--skins",
+            "Vector",
+            "TestWiki",
+            "Admin",
+        )
         with open(self.workdir / "LocalSettings.php", "a", encoding="utf-8") as f:
             f.write(EXTRA_SETTINGS)
         # Drop the installer's "Main Page" (created now; it would show up as a new page in
@@ -184,9 +202,13 @@ class MediaWikiServer:
         with open(self.log_path, "wb") as out:
             self._proc = subprocess.Popen(
                 ["php", "-S", f"127.0.0.1:{self.port}", "-t", str(mw)],
-                cwd=mw, env=env, stdin=subprocess.DEVNULL, stdout=out,
-                stderr=subprocess.STDOUT, start_new_session=True,
-            )  # fmt: skip
+                cwd=mw,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
         try:
             self._wait_ready(self._proc, timeout=30.0)
         except BaseException:

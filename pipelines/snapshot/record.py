@@ -1,0 +1,119 @@
+"""Regenerate the snapshot's web side by running the live code against a local copy of the web.
+
+The authored pages in ``snapshot/web/site`` are served over HTTPS on 127.0.0.1 under their own
+``.example`` host names (a throw-away CA makes TLS real); the live fetcher, with a resolver
+entry mapping ``*.example`` to that server and an allow-list naming 127.0.0.1 explicitly, fetches
+every related document of the selected events into a fresh WARC archive. Search results are
+recorded the same way, through the provider interface, from ``pages.jsonl``.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import anyio
+import yaml
+
+from builders.wikigen.documents import PENDING, candidates
+from builders.wikigen.entries import event_id
+from builders.wikigen.select import classify
+from pipelines.settings import Params
+from pipelines.snapshot.site_server import serve_site
+from pipelines.snapshot.tls import make_certificates
+from pipelines.sources.fetch import Fetcher
+from pipelines.sources.search import SearchHit, SearchLog, SearchProvider, is_excluded
+from pipelines.sources.urls import canonical_url, host_of
+from pipelines.sources.warc_archive import WarcArchive
+from pipelines.sources.wiki_dump import read_dump
+
+
+class SiteSearch(SearchProvider):
+    """A search engine over the snapshot's page manifest: pages listed for an event, in order."""
+
+    name = "snapshot_site"
+
+    def __init__(self, manifest: Path, when: datetime):
+        self.pages = [json.loads(line) for line in manifest.read_text("utf-8").splitlines() if line]
+        self.when = when
+
+    def search(
+        self, query: str, *, num: int, date_restrict: str | None = None, language: str | None = None
+    ) -> list[SearchHit]:
+        found = [p for p in self.pages if p["event"] == query and p.get("search", True)]
+        return [
+            SearchHit(
+                query=query,
+                provider=self.name,
+                rank=i,
+                url=p["url"],
+                title=p.get("title", ""),
+                snippet=p.get("snippet", ""),
+                retrieved_at=self.when,
+            )
+            for i, p in enumerate(found[:num], start=1)
+        ]
+
+
+def record_web(params: Params, web_dir: Path) -> dict[str, Any]:
+    """Rebuild ``web_dir/archive`` and the search log from ``web_dir/site``; return counts."""
+    sources = params.sources
+    site, manifest = web_dir / "site", web_dir / "pages.jsonl"
+    traps = yaml.safe_load((web_dir / "traps.yaml").read_text("utf-8")) or {}
+    wiki = params.wiki
+    assert wiki.dump is not None
+    events = [
+        a
+        for a in read_dump(wiki.dump.path, skip_sections=wiki.skip_sections)
+        if classify(a, wiki) is None
+    ]
+    when = datetime.now(UTC).replace(microsecond=0)
+    search = SiteSearch(manifest, when)
+    shutil.rmtree(sources.archive, ignore_errors=True)
+    sources.search_log.unlink(missing_ok=True)
+    log = SearchLog(sources.search_log)
+    docs = []
+    for article in events:
+        hits = search.search(article.title, num=sources.search.results_per_query)
+        log.append(hits)
+        docs += candidates(
+            event_id(article),
+            article,
+            hits,
+            canonical_url,
+            lambda url: is_excluded(url, sources.search.exclude_domains),
+        )
+    urls = list(dict.fromkeys(d.url for d in docs if d.status == PENDING))
+    hosts = sorted({host_of(u) for u in urls} | {p.name for p in site.iterdir() if p.is_dir()})
+    with tempfile.TemporaryDirectory() as tmp:
+        ca, cert, key = make_certificates(Path(tmp), hosts)
+        with serve_site(site, traps, cert, key) as server:
+            port = server.server_address[1]
+            fetch = sources.fetch.model_copy(
+                update={
+                    "resolve": {"*.example": f"127.0.0.1:{port}"},
+                    "allow_addresses": ["127.0.0.1/32"],
+                    "ca_file": str(ca),
+                    "per_host_delay_s": 0.0,
+                    "read_timeout_s": 2.0,
+                    "total_timeout_s": 4.0,
+                }
+            )
+            archive = WarcArchive(sources.archive)
+            try:
+
+                async def run() -> list[Any]:
+                    async with Fetcher(fetch, archive) as fetcher:
+                        return await fetcher.fetch_all(urls)
+
+                results = anyio.run(run)
+            finally:
+                archive.close()
+    statuses: dict[str, int] = {}
+    for result in results:
+        statuses[result.status] = statuses.get(result.status, 0) + 1
+    return {"events": len(events), "urls": len(urls), "fetch_statuses": statuses}

@@ -1,0 +1,139 @@
+"""What every search provider shares: the hit record, the provider interface, query templates,
+domain exclusion and secret redaction."""
+
+from __future__ import annotations
+
+import re
+import string
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from urllib.parse import quote, urlsplit
+
+from pipelines.errors import BenchsmithError
+
+QUERY_FIELDS = ("title", "year", "location")
+"""Article fields a query template may use, e.g. ``"{title} {year}"``."""
+
+REDACTED = "REDACTED"
+_KEY_PARAM = re.compile(r"(?i)([?&](?:amp;)?key=)[^&#\s\"'<>]+")
+
+
+class SearchError(BenchsmithError):
+    """A search failed: bad query template, refused or failed request, missing credentials."""
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    """One search result. ``rank`` is 1-based across pages; ``retrieved_at`` is UTC."""
+
+    query: str
+    provider: str
+    rank: int
+    url: str
+    title: str
+    snippet: str
+    retrieved_at: datetime
+
+
+class SearchProvider(ABC):
+    """A search engine: a query in, ranked hits out."""
+
+    name: str
+    secrets: tuple[str, ...] = ()
+    """Values that must never be written out (API keys); loggers and the search log redact them."""
+
+    @abstractmethod
+    def search(
+        self, query: str, *, num: int, date_restrict: str | None = None, language: str | None = None
+    ) -> list[SearchHit]:
+        """Up to ``num`` hits for ``query``, in rank order.
+
+        ``date_restrict`` is Google's dateRestrict (``"m6"``: the last six months) and
+        ``language`` its ``lr`` (``"lang_en"``); providers that cannot honour them ignore them.
+        """
+
+
+def template_fields(template: str) -> list[str]:
+    """The field names ``template`` uses; ValueError for bad syntax or non-plain fields."""
+    try:
+        parsed = list(string.Formatter().parse(template))
+    except ValueError as exc:
+        raise ValueError(f"query template {template!r} is not a valid template: {exc}") from None
+    names = []
+    for _, name, _, _ in parsed:
+        if name is None:
+            continue
+        if not name.isidentifier():
+            raise ValueError(
+                f"query template {template!r} has field {{{name}}}; use plain names such as "
+                f"{{title}} (known: {', '.join(QUERY_FIELDS)})"
+            )
+        names.append(name)
+    return names
+
+
+def render_queries(templates: Iterable[str], fields: Mapping[str, str]) -> list[str]:
+    """Fill each template from ``fields``; unique, non-empty queries in template order.
+
+    Whitespace is collapsed, so ``"{title} {location}"`` with no location gives the title alone.
+    Raises :class:`SearchError` naming a field the template uses and ``fields`` lacks.
+    """
+    queries: list[str] = []
+    for template in templates:
+        try:
+            names = template_fields(template)
+        except ValueError as exc:
+            raise SearchError(str(exc)) from None
+        missing = [n for n in names if n not in fields]
+        if missing:
+            raise SearchError(
+                f"query template {template!r} needs field {missing[0]!r}, which was not given "
+                f"(given: {', '.join(sorted(fields)) or 'none'})"
+            )
+        query = " ".join(template.format_map(fields).split())
+        if query and query not in queries:
+            queries.append(query)
+    return queries
+
+
+def normalize_domain(domain: str) -> str:
+    """``"*.Example.COM."`` -> ``"example.com"``; ValueError if it is not a bare host name."""
+    cleaned = domain.strip().lower().removeprefix("*.").strip(".")
+    if not cleaned or any(c in cleaned for c in "/:@?# ") or "." not in cleaned:
+        raise ValueError(f"{domain!r} is not a domain name (write e.g. 'wikipedia.org')")
+    return cleaned
+
+
+def is_excluded(url: str, domains: Iterable[str]) -> bool:
+    """Whether ``url``'s host is one of ``domains`` or a subdomain of one."""
+    try:
+        host = (urlsplit(url.strip()).hostname or "").rstrip(".")
+    except ValueError:
+        return False
+    if not host:
+        return False
+    for domain in domains:
+        d = domain.lower().removeprefix("*.").strip(".")
+        if d and (host == d or host.endswith("." + d)):
+            return True
+    return False
+
+
+def redact(text: str, secrets: Iterable[str], *, key_params: bool = True) -> str:
+    """Replace every non-empty secret (also URL-encoded) with ``REDACTED``.
+
+    With ``key_params`` (the default) the value of any ``key=`` URL query parameter is
+    redacted too: Google's client puts the API key there, and HttpError's text carries the URI.
+    """
+    for secret in secrets:
+        if not secret:
+            continue
+        text = text.replace(secret, REDACTED)
+        encoded = quote(secret, safe="")
+        if encoded != secret:
+            text = text.replace(encoded, REDACTED)
+    if key_params:
+        text = _KEY_PARAM.sub(rf"\g<1>{REDACTED}", text)
+    return text

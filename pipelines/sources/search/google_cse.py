@@ -1,0 +1,187 @@
+"""Google Programmable Search (Custom Search JSON API) through google-api-python-client.
+
+Keys come from the environment only (``GOOGLE_API_KEY``, ``GOOGLE_CSE_ID``). The client sends
+the key as the ``key=`` URL parameter, so every message that may carry a request URI (HttpError,
+the client's own debug log) is redacted before anyone sees it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Callable, Iterable
+from datetime import UTC, datetime
+from typing import Any
+
+from pipelines.sources.search.base import SearchError, SearchHit, SearchProvider, redact
+
+log = logging.getLogger(__name__)
+
+API_KEY_ENV = "GOOGLE_API_KEY"
+CSE_ID_ENV = "GOOGLE_CSE_ID"
+PAGE_SIZE = 10
+"""Most results per request (Custom Search JSON API: ``num`` is 1..10)."""
+LAST_START = 91
+"""Last page start: the API never returns more than 100 results for a query."""
+CLIENT_LOGGERS = ("googleapiclient.discovery", "googleapiclient.http", "googleapiclient.model")
+"""google-api-python-client loggers that write request URIs (``discovery`` at DEBUG)."""
+
+
+class _RedactFilter(logging.Filter):
+    """Rewrites a record's message with secrets and ``key=`` values redacted."""
+
+    def __init__(self, secrets: Iterable[str]):
+        super().__init__()
+        self.secrets = tuple(secrets)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        clean = redact(message, self.secrets)
+        if clean != message:
+            record.msg, record.args = clean, ()
+        return True
+
+
+def _guard_client_logs(secrets: tuple[str, ...]) -> None:
+    for name in CLIENT_LOGGERS:
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, _RedactFilter) and f.secrets == secrets for f in logger.filters):
+            logger.addFilter(_RedactFilter(secrets))
+
+
+class GoogleCSE(SearchProvider):
+    """Search with a Programmable Search Engine, paging 10 at a time, retrying 429 and 5xx.
+
+    ``retries`` more attempts follow a 429 or 5xx answer (or a connection failure), after
+    ``backoff_s`` seconds, doubling each time; ``sleep``, ``http`` and ``clock`` are for tests.
+    """
+
+    name = "google_cse"
+
+    def __init__(
+        self,
+        api_key: str,
+        cse_id: str,
+        *,
+        retries: int = 3,
+        backoff_s: float = 1.0,
+        http: Any = None,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ):
+        if not api_key or not cse_id:
+            raise SearchError("GoogleCSE needs an API key and a search engine id (cx)")
+        from googleapiclient.discovery import build  # 0.3 s to import; only live runs need it
+
+        self.secrets = (api_key, cse_id)
+        self.cse_id = cse_id
+        self.retries = retries
+        self.backoff_s = backoff_s
+        self._sleep = sleep
+        self._clock = clock
+        _guard_client_logs(self.secrets)
+        self._service = build(
+            "customsearch",
+            "v1",
+            developerKey=api_key,
+            static_discovery=True,
+            cache_discovery=False,
+            http=http,
+        )
+
+    @classmethod
+    def from_env(cls, **options: Any) -> GoogleCSE:
+        """Build from ``GOOGLE_API_KEY`` and ``GOOGLE_CSE_ID``; other options as in ``__init__``."""
+        missing = [name for name in (API_KEY_ENV, CSE_ID_ENV) if not os.environ.get(name)]
+        if missing:
+            raise SearchError(
+                f"live Google search needs {' and '.join(missing)} set in the environment "
+                "(keys are read from the environment only, never from params.yaml)"
+            )
+        return cls(os.environ[API_KEY_ENV], os.environ[CSE_ID_ENV], **options)
+
+    def search(
+        self, query: str, *, num: int, date_restrict: str | None = None, language: str | None = None
+    ) -> list[SearchHit]:
+        """Up to ``num`` hits: pages start at 1, 11, 21... until ``num`` hits or no next page."""
+        retrieved_at = self._clock()
+        hits: list[SearchHit] = []
+        start = 1
+        while len(hits) < num and start <= LAST_START:
+            page = self._page(
+                query,
+                start=start,
+                num=min(PAGE_SIZE, num - len(hits)),
+                date_restrict=date_restrict,
+                language=language,
+            )
+            items = page.get("items") or []
+            for item in items[: num - len(hits)]:
+                if not item.get("link"):
+                    continue
+                hits.append(
+                    SearchHit(
+                        query=query,
+                        provider=self.name,
+                        rank=len(hits) + 1,
+                        url=item["link"],
+                        title=item.get("title", ""),
+                        snippet=item.get("snippet", ""),
+                        retrieved_at=retrieved_at,
+                    )
+                )
+            next_pages = (page.get("queries") or {}).get("nextPage") or []
+            if not items or not next_pages:
+                break
+            next_start = int(next_pages[0].get("startIndex", start + len(items)))
+            if next_start <= start:
+                break
+            start = next_start
+        log.debug("google_cse: %d hits for %r", len(hits), query)
+        return hits
+
+    def _page(
+        self,
+        query: str,
+        *,
+        start: int,
+        num: int,
+        date_restrict: str | None,
+        language: str | None,
+    ) -> dict[str, Any]:
+        import httplib2
+        from googleapiclient.errors import HttpError
+
+        params = {"q": query, "cx": self.cse_id, "num": num, "start": start}
+        if date_restrict:
+            params["dateRestrict"] = date_restrict
+        if language:
+            params["lr"] = language
+        request = self._service.cse().list(**params)
+        for attempt in range(self.retries + 1):
+            # Raise "from None" below: a chained HttpError would print its URI, key included.
+            try:
+                return request.execute()
+            except HttpError as exc:
+                status = exc.resp.status
+                problem = f"HTTP {status}: {redact(str(exc), self.secrets)}"
+                if status != 429 and status < 500:
+                    raise SearchError(f"Google CSE refused query {query!r}: {problem}") from None
+            except (OSError, httplib2.HttpLib2Error) as exc:
+                problem = redact(f"{type(exc).__name__}: {exc}", self.secrets)
+            if attempt == self.retries:
+                raise SearchError(
+                    f"Google CSE failed for query {query!r} (start {start}) after "
+                    f"{attempt + 1} attempts: {problem}"
+                ) from None
+            wait = self.backoff_s * 2**attempt
+            log.warning(
+                "google_cse: %s; retry %d of %d in %.1f s",
+                problem,
+                attempt + 1,
+                self.retries,
+                wait,
+            )
+            self._sleep(wait)
+        raise AssertionError("unreachable")

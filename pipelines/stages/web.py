@@ -1,0 +1,190 @@
+"""The ``web`` stage: related documents of every selected event, fetched, archived, extracted.
+
+Human-editor links (citations and External links) and search results become candidates; each
+unique URL is fetched once (live, appending to the WARC archive, or replayed from it) and its
+HTML extracted to text. Every candidate ends with one status and a reason.
+
+Live runs resume: URLs whose outcome is already archived, and queries already in the search log,
+are not asked again.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+
+import anyio
+import pyarrow.parquet as pq
+
+from builders.wikigen.documents import PENDING, candidates, content_hash, mark_text_duplicates
+from builders.wikigen.entries import event_id
+from builders.wikigen.records import DOCUMENT_SCHEMA, Article, WebDocument
+from pipelines.errors import MissingInputError
+from pipelines.outputs import TableWriter, staged_outputs, write_json
+from pipelines.progress import progress_iter
+from pipelines.settings import SourcesSettings
+from pipelines.sources.extract import Extraction, extract_many
+from pipelines.sources.fetch import Fetcher, FetchResult
+from pipelines.sources.replay import ReplayFetcher, load_index
+from pipelines.sources.search import (
+    GoogleCSE,
+    RecordedProvider,
+    SearchHit,
+    SearchLog,
+    SearchProvider,
+    is_excluded,
+    render_queries,
+)
+from pipelines.sources.urls import canonical_url
+from pipelines.sources.warc_archive import WarcArchive
+from pipelines.stats import StageStats
+
+log = logging.getLogger(__name__)
+
+DOCUMENTS = "documents.parquet"
+
+
+def read_articles(path: Path) -> list[Article]:
+    """The selected events, as written by the wiki stage."""
+    if not path.is_file():
+        raise MissingInputError(f"missing {path}; run 'dvc repro wiki' first")
+    return [Article.from_row(row) for row in pq.read_table(path).to_pylist()]
+
+
+class _Searcher:
+    """Recorded answers first; in live mode, new queries go to Google and are recorded."""
+
+    def __init__(self, settings: SourcesSettings):
+        self.settings = settings
+        self.recorded = RecordedProvider(settings.search_log)
+        self.live: SearchProvider | None = None
+        if settings.mode == "live" and settings.search.provider == "google_cse":
+            self.live = GoogleCSE.from_env(retries=settings.search.retries)
+
+    def search(self, query: str) -> list[SearchHit]:
+        s = self.settings.search
+        options = {
+            "num": s.results_per_query,
+            "date_restrict": s.date_restrict,
+            "language": s.language,
+        }
+        hits = self.recorded.search(query, **options)
+        if hits or self.live is None or self.recorded.knows(query):
+            return hits
+        hits = self.live.search(query, **options)
+        SearchLog(self.settings.search_log, secrets=self.live.secrets).append(hits)
+        self.recorded.add(hits)
+        return hits
+
+
+async def _fetch(settings: SourcesSettings, urls: Sequence[str]) -> dict[str, FetchResult]:
+    if settings.mode == "replay":
+        async with ReplayFetcher(settings.archive) as replay:
+            return {r.url: r for r in await replay.fetch_all(urls)}
+    done = load_index(settings.archive)
+    todo = [u for u in urls if u not in done]
+    log.info("web: %d URLs archived already, %d to fetch", len(urls) - len(todo), len(todo))
+    archive = WarcArchive(settings.archive)
+    try:
+        async with Fetcher(settings.fetch, archive) as fetcher:
+            fetched = await fetcher.fetch_all(todo)
+    finally:
+        archive.close()
+    return {**{u: done[u] for u in urls if u in done}, **{r.url: r for r in fetched}}
+
+
+def _settle(
+    doc: WebDocument, fetched: FetchResult | None, extracted: Extraction | None
+) -> WebDocument:
+    if doc.status != PENDING:
+        return doc
+    if fetched is None:
+        return replace(doc, status="error", reason="not fetched")
+    common = {
+        "final_url": fetched.final_url,
+        "http_status": fetched.http_status,
+        "fetched_at": fetched.fetched_at,
+    }
+    if fetched.status != "ok":
+        return replace(doc, status=fetched.status, reason=fetched.reason, **common)
+    assert extracted is not None
+    return replace(
+        doc,
+        status=extracted.status,
+        reason=extracted.reason,
+        text=extracted.text,
+        title=extracted.title or doc.title,
+        word_count=extracted.word_count,
+        date=extracted.date,
+        language=extracted.language,
+        content_hash=content_hash(extracted.text) if extracted.text else "",
+        **common,
+    )
+
+
+def run_web(settings: SourcesSettings, articles_path: Path, out_dir: Path) -> StageStats:
+    """Collect, fetch and extract the related documents; write ``documents.parquet`` and stats."""
+    stats = StageStats("web")
+    if settings.mode == "replay":
+        for needed in (settings.archive, settings.search_log):
+            if not needed.exists():
+                raise MissingInputError(
+                    f"replay needs {needed}; record it with a live run, or for the snapshot "
+                    "with 'benchsmith snapshot record-web'"
+                )
+    articles = read_articles(articles_path)
+    searcher = _Searcher(settings)
+    excluded = settings.search.exclude_domains
+    docs: list[WebDocument] = []
+    for article in progress_iter(articles, "web: collecting candidates", total=len(articles)):
+        fields = {
+            "title": article.title,
+            "year": str(article.created_at.year) if article.created_at else "",
+            "location": article.infobox.get("location", ""),
+        }
+        hits = [
+            h for q in render_queries(settings.search.queries, fields) for h in searcher.search(q)
+        ]
+        docs += candidates(
+            event_id(article), article, hits, canonical_url, lambda url: is_excluded(url, excluded)
+        )
+    urls = list(dict.fromkeys(d.url for d in docs if d.status == PENDING))
+    fetched = anyio.run(_fetch, settings, urls)
+    pages = [
+        (u, fetched[u].text, fetched[u].final_url or u)
+        for u in urls
+        if u in fetched and fetched[u].status == "ok"
+    ]
+    extracted = {
+        e.doc_id: e
+        for e in progress_iter(
+            extract_many(pages, settings.extract), "web: extracting", total=len(pages)
+        )
+    }
+    settled: list[WebDocument] = []
+    for event in dict.fromkeys(d.event_id for d in docs):
+        group = [
+            _settle(d, fetched.get(d.url), extracted.get(d.url))
+            for d in docs
+            if d.event_id == event
+        ]
+        settled += mark_text_duplicates(group)
+
+    with staged_outputs(out_dir) as scratch:
+        with TableWriter(scratch / DOCUMENTS, DOCUMENT_SCHEMA) as writer:
+            for doc in settled:
+                writer.write(doc.to_row())
+        by = Counter((d.origin, d.status) for d in settled)
+        stats.counts.update(
+            {"events": len(articles), "candidates": len(settled), "urls_fetched": len(urls)}
+        )
+        stats.counts.update({f"{o}_{s}": n for (o, s), n in sorted(by.items())})
+        for doc in settled:
+            if doc.status != "ok":
+                stats.drop(doc.status)
+        stats.finish()
+        write_json(scratch / "stats.json", {**stats.to_dict(), "mode": settings.mode})
+    return stats

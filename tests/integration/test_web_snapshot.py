@@ -1,0 +1,101 @@
+"""The snapshot's web side: recorded by the live code against a local HTTPS copy of the web,
+then replayed by the web stage with no network at all."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from pipelines.settings import Params
+from pipelines.snapshot.record import record_web
+from pipelines.stages.web import run_web
+from pipelines.stages.wiki import run_wiki
+from pipelines.stages.wikigen import run_wikigen
+from tests.support.snapshot import ROOT, SNAPSHOT_EVENTS
+
+pytestmark = pytest.mark.integration
+
+WEB = ROOT / "snapshot" / "web"
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Params, Path]:
+    """Record the snapshot afresh into a temporary archive and search log."""
+    from pipelines.settings import load_params
+
+    tmp = tmp_path_factory.mktemp("web")
+    params = load_params(ROOT / "params.yaml")
+    sources = params.sources.model_copy(
+        update={"archive": tmp / "archive", "search_log": tmp / "search.jsonl", "mode": "live"}
+    )
+    params = params.model_copy(update={"sources": sources})
+    summary = record_web(params, WEB)
+    assert summary["events"] == len(SNAPSHOT_EVENTS)
+    return params.model_copy(update={"sources": sources.model_copy(update={"mode": "replay"})}), tmp
+
+
+@pytest.fixture(scope="module")
+def documents(recorded, no_network_module):
+    params, tmp = recorded
+    run_wiki(params.wiki, tmp / "wiki")
+    with no_network_module() as attempts:
+        run_web(params.sources, tmp / "wiki" / "articles.parquet", tmp / "out")
+    assert attempts == []
+    return pq.read_table(tmp / "out" / "documents.parquet").to_pylist()
+
+
+def test_every_trap_ends_in_its_status(documents):
+    by_url = {d["url"]: d for d in documents}
+    traps = [line for line in (WEB / "pages.jsonl").read_text().splitlines() if '"trap"' in line]
+    assert len(traps) >= 5
+    statuses = Counter(d["status"] for d in documents)
+    for status in (
+        "ok",
+        "dead",
+        "timeout",
+        "error",
+        "robots",
+        "not_html",
+        "too_short",
+        "duplicate",
+        "mirror",
+    ):
+        assert statuses[status] > 0, (status, statuses)
+    gone = next(d for d in documents if d["http_status"] == 410)
+    assert gone["status"] == "dead"
+    amp = next(d for u, d in by_url.items() if u.startswith("https://amp."))
+    assert amp["status"] == "duplicate" and "same text" in amp["reason"]
+
+
+def test_every_event_has_human_and_search_documents(documents):
+    for event in {d["event_id"] for d in documents}:
+        ok = Counter(
+            d["origin"] for d in documents if d["event_id"] == event and d["status"] == "ok"
+        )
+        assert ok["human"] >= 4 and ok["search"] >= 1, (event, ok)
+
+
+def test_boilerplate_is_stripped(documents):
+    for doc in documents:
+        if doc["status"] == "ok":
+            assert "cookie" not in doc["text"].casefold()[:200], doc["url"]
+            assert doc["word_count"] >= 50
+
+
+def test_entries_follow_from_documents(recorded, documents):
+    params, tmp = recorded
+    run_wikigen(
+        params.wikigen,
+        tmp / "wiki" / "articles.parquet",
+        tmp / "out" / "documents.parquet",
+        tmp / "entries",
+    )
+    entries = pq.read_table(tmp / "entries" / "entries.parquet").to_pylist()
+    assert {e["title"] for e in entries} == SNAPSHOT_EVENTS
+    ok = sum(1 for d in documents if d["status"] == "ok")
+    assert sum(len(e["documents"]) for e in entries) == ok
+    assert {e["split"] for e in entries} <= {"train", "test"}
+    assert sum(sum(c["count"] for c in e["document_counts"]) for e in entries) == len(documents)

@@ -1,0 +1,130 @@
+"""The search log: append, replay by (provider, query), and clear errors on bad lines."""
+
+from __future__ import annotations
+
+import json
+import logging
+from datetime import UTC, datetime
+
+import pytest
+
+from pipelines.errors import MissingInputError, SourceFormatError
+from pipelines.sources.search import (
+    RecordedProvider,
+    SearchHit,
+    SearchLog,
+    read_hits,
+    recorded_queries,
+)
+
+WHEN = datetime(2026, 10, 1, 12, 0, tzinfo=UTC)
+
+
+def _hits(query: str, n: int, provider: str = "google_cse", host: str = "a") -> list[SearchHit]:
+    return [
+        SearchHit(query, provider, i, f"https://{host}{i}.example/", f"T{i}", f"S{i}", WHEN)
+        for i in range(1, n + 1)
+    ]
+
+
+def test_search_log_writes_one_json_object_per_hit(tmp_path):
+    path = tmp_path / "web" / "search.jsonl"
+    assert SearchLog(path).append(_hits("q", 2)) == 2
+    rows = [json.loads(line) for line in path.read_text("utf-8").splitlines()]
+    assert rows[0] == {
+        "query": "q",
+        "provider": "google_cse",
+        "rank": 1,
+        "url": "https://a1.example/",
+        "title": "T1",
+        "snippet": "S1",
+        "retrieved_at": "2026-10-01T12:00:00+00:00",
+    }
+    assert read_hits(path) == _hits("q", 2)
+
+
+def test_search_log_redacts_secrets_but_keeps_ordinary_key_parameters(tmp_path):
+    path = tmp_path / "search.jsonl"
+    hit = SearchHit(
+        "q", "p", 1, "https://a.example/?key=article-7", "sk-SECRET", "x sk-SECRET", WHEN
+    )
+    SearchLog(path, secrets=["sk-SECRET", ""]).append([hit])
+    (row,) = read_hits(path)
+    assert (row.title, row.snippet) == ("REDACTED", "x REDACTED")
+    assert row.url == "https://a.example/?key=article-7"
+
+
+def test_recorded_replays_in_rank_order_and_caps_num(tmp_path):
+    path = tmp_path / "search.jsonl"
+    SearchLog(path).append(list(reversed(_hits("q", 3))) + _hits("other", 1))
+    replay = RecordedProvider(path)
+    assert [h.rank for h in replay.search("q", num=10)] == [1, 2, 3]
+    assert [h.rank for h in replay.search("q", num=2)] == [1, 2]
+    assert recorded_queries(path) == ["q", "other"]
+
+
+def test_recorded_unknown_query_returns_nothing_and_says_so(tmp_path, caplog):
+    path = tmp_path / "search.jsonl"
+    SearchLog(path).append(_hits("known", 2))
+    replay = RecordedProvider(path)
+    with caplog.at_level(logging.DEBUG, logger="pipelines.sources.search.recorded"):
+        assert replay.search("never asked", num=10) == []
+    assert "never asked" in caplog.text
+    assert replay.knows("known") and not replay.knows("never asked")
+
+
+def test_recorded_matches_on_provider_and_query(tmp_path):
+    path = tmp_path / "search.jsonl"
+    SearchLog(path).append(_hits("q", 2, provider="google_cse", host="g"))
+    SearchLog(path).append(_hits("q", 1, provider="snapshot_site", host="s"))
+    assert RecordedProvider(path, provider="google_cse").search("q", num=10) == _hits(
+        "q", 2, provider="google_cse", host="g"
+    )
+    assert not RecordedProvider(path, provider="bing").knows("q")
+    # no provider named: the latest recording of the query
+    assert RecordedProvider(path).search("q", num=10) == _hits("q", 1, "snapshot_site", "s")
+
+
+def test_recorded_query_recorded_again_replaces_earlier_hits(tmp_path):
+    path = tmp_path / "search.jsonl"
+    SearchLog(path).append(_hits("q", 3, host="old"))
+    SearchLog(path).append(_hits("q", 2, host="new"))
+    assert RecordedProvider(path).search("q", num=10) == _hits("q", 2, host="new")
+
+
+def test_recorded_add_extends_the_replay_index(tmp_path):
+    replay = RecordedProvider(tmp_path / "not-yet.jsonl")
+    assert replay.search("q", num=5) == [] and not replay.knows("q")
+    replay.add(_hits("q", 2))
+    assert replay.knows("q") and replay.search("q", num=5) == _hits("q", 2)
+
+
+@pytest.mark.parametrize(
+    ("line", "reason"),
+    [
+        ("{not json", "malformed"),
+        ('["a list"]', "expected a JSON object"),
+        ('{"query": "q"}', "missing provider"),
+        (
+            '{"query": "q", "provider": "p", "rank": 0, "url": "u", "title": "", "snippet": "", "retrieved_at": "2026-10-01T12:00:00+00:00"}',
+            "rank must be",
+        ),
+        (
+            '{"query": "q", "provider": "p", "rank": 1, "url": "u", "title": "", "snippet": "", "retrieved_at": "yesterday"}',
+            "Invalid isoformat",
+        ),
+    ],
+)
+def test_malformed_line_names_file_and_line(tmp_path, line, reason):
+    path = tmp_path / "search.jsonl"
+    SearchLog(path).append(_hits("q", 1))
+    with path.open("a", encoding="utf-8") as f:
+        f.write("\n" + line + "\n")
+    with pytest.raises(SourceFormatError, match=reason) as info:
+        RecordedProvider(path)
+    assert f"{path}:3:" in str(info.value)
+
+
+def test_read_hits_of_a_missing_log_is_a_missing_input(tmp_path):
+    with pytest.raises(MissingInputError, match=r"nowhere\.jsonl"):
+        read_hits(tmp_path / "nowhere.jsonl")
