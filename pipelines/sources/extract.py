@@ -130,6 +130,21 @@ def extract_one(
         return _failed(doc_id, "no main text found")
     if settings.include_comments and doc.comments:
         text = f"{text}\n{doc.comments.strip()}"  # as trafilatura's own text output does
+    return finished(
+        doc_id,
+        text,
+        settings,
+        title=(doc.title or "").strip(),
+        date=doc.date or "",
+        language=(doc.language or page_lang or "").strip(),
+    )
+
+
+def finished(doc_id: str, text: str, settings: ExtractSettings, **metadata: str) -> Extraction:
+    """An extraction of ``text``: ``ok``, or ``too_short`` under ``settings.min_words``.
+
+    Plain-text documents come straight here, with nothing to extract.
+    """
     words = len(text.split())
     short = words < settings.min_words
     return Extraction(
@@ -137,10 +152,8 @@ def extract_one(
         status="too_short" if short else "ok",
         reason=f"{words} words, under min_words {settings.min_words}" if short else "",
         text=text,
-        title=(doc.title or "").strip(),
-        date=doc.date or "",
-        language=(doc.language or page_lang or "").strip(),
         word_count=words,
+        **metadata,
     )
 
 

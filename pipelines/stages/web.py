@@ -26,7 +26,7 @@ from pipelines.errors import MissingInputError
 from pipelines.outputs import TableWriter, staged_outputs, write_json
 from pipelines.progress import progress_iter
 from pipelines.settings import SourcesSettings
-from pipelines.sources.extract import Extraction, extract_many
+from pipelines.sources.extract import Extraction, extract_many, finished
 from pipelines.sources.fetch import Fetcher, FetchResult
 from pipelines.sources.replay import ReplayFetcher, load_index
 from pipelines.sources.search import (
@@ -153,17 +153,16 @@ def run_web(settings: SourcesSettings, articles_path: Path, out_dir: Path) -> St
         )
     urls = list(dict.fromkeys(d.url for d in docs if d.status == PENDING))
     fetched = anyio.run(_fetch, settings, urls)
-    pages = [
-        (u, fetched[u].text, fetched[u].final_url or u)
-        for u in urls
-        if u in fetched and fetched[u].status == "ok"
-    ]
+    ok = [u for u in urls if u in fetched and fetched[u].status == "ok"]
+    plain = {u for u in ok if fetched[u].content_type == "text/plain"}
+    pages = [(u, fetched[u].text, fetched[u].final_url or u) for u in ok if u not in plain]
     extracted = {
         e.doc_id: e
         for e in progress_iter(
             extract_many(pages, settings.extract), "web: extracting", total=len(pages)
         )
     }
+    extracted.update({u: finished(u, fetched[u].text.strip(), settings.extract) for u in plain})
     settled: list[WebDocument] = []
     for event in dict.fromkeys(d.event_id for d in docs):
         group = [
