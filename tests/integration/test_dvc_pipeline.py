@@ -16,6 +16,8 @@ from tests.support.snapshot import ROOT, SNAPSHOT_EVENTS
 
 pytestmark = pytest.mark.integration
 
+CANARY = "AIzaCANARY-dvc-0123456789abcdefghijklmnop"
+
 
 def _project_files() -> list[str]:
     listed = subprocess.run(
@@ -44,6 +46,7 @@ def _dvc(project: Path, *args: str) -> str:
         **os.environ,
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
         "DVC_NO_ANALYTICS": "1",
+        "GOOGLE_API_KEY": CANARY,
     }
     result = subprocess.run(
         [str(Path(sys.executable).parent / "dvc"), *args],
@@ -84,3 +87,6 @@ def test_repro_builds_the_selection_then_does_nothing_then_follows_params(projec
     assert later and later < SNAPSHOT_EVENTS
     assert "Cyclone Imre" not in later  # created in January
     assert "Up to date" in _dvc(project, "status") or "up to date" in _dvc(project, "status")
+    assert CANARY not in (project / "dvc.lock").read_text()
+    entries = project / "data" / "wikigen" / "entries.parquet"
+    assert entries.is_file() and CANARY.encode() not in entries.read_bytes()
