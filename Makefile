@@ -12,7 +12,7 @@ export PATH := $(abspath $(BIN)):$(PATH)
 export DVC_NO_ANALYTICS := 1
 export HF_HUB_OFFLINE := 1
 
-.PHONY: repro test lint setup clean
+.PHONY: repro test lint setup clean snapshot
 
 setup: $(VENV)/.installed
 
@@ -29,6 +29,9 @@ repro: setup
 test: setup
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -q
+
+snapshot: setup
+	$(BIN)/benchsmith snapshot record-web
 
 lint: setup
 	$(BIN)/ruff check .
