@@ -89,5 +89,4 @@ def run_wiki(settings: WikiSettings, out_dir: Path = Path("data/wiki")) -> Stage
         summary["window"] = [str(settings.created_after), str(settings.created_before)]
         summary["started_at"] = started.isoformat(timespec="seconds")
         write_json(scratch / STATS, summary)
-    log.info("wiki: %d read, %d selected", stats.counts["read"], stats.counts["selected"])
     return stats

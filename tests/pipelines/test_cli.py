@@ -15,7 +15,8 @@ def test_help_lists_commands_and_stages():
     assert "stage" in top.output and "report" in top.output and "check" in top.output
     stage = runner.invoke(app, ["stage", "--help"])
     assert stage.exit_code == 0
-    assert "wiki" in stage.output
+    assert "wiki" in stage.output and "web" in stage.output and "wikigen" in stage.output
+    assert "snapshot" in top.output
     wiki = runner.invoke(app, ["stage", "wiki", "--help"])
     assert "rejected.parquet" in wiki.output
 
