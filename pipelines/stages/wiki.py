@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -14,8 +13,6 @@ from pipelines.outputs import TableWriter, staged_outputs, write_json
 from pipelines.progress import progress_iter
 from pipelines.settings import WikiSettings
 from pipelines.stats import StageStats
-
-log = logging.getLogger(__name__)
 
 ARTICLES = "articles.parquet"
 REJECTED = "rejected.parquet"
