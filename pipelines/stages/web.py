@@ -30,7 +30,6 @@ from pipelines.sources.extract import Extraction, extract_many, finished
 from pipelines.sources.fetch import Fetcher, FetchResult
 from pipelines.sources.replay import ReplayFetcher, load_index
 from pipelines.sources.search import (
-    GoogleCSE,
     RecordedProvider,
     SearchHit,
     SearchLog,
@@ -38,6 +37,7 @@ from pipelines.sources.search import (
     is_excluded,
     render_queries,
 )
+from pipelines.sources.search.registry import live_provider
 from pipelines.sources.urls import canonical_url
 from pipelines.sources.warc_archive import WarcArchive
 from pipelines.stats import StageStats
@@ -61,8 +61,8 @@ class _Searcher:
         self.settings = settings
         self.recorded = RecordedProvider(settings.search_log)
         self.live: SearchProvider | None = None
-        if settings.mode == "live" and settings.search.provider == "google_cse":
-            self.live = GoogleCSE.from_env(retries=settings.search.retries)
+        if settings.mode == "live" and settings.search.provider != "recorded":
+            self.live = live_provider(settings.search.provider, retries=settings.search.retries)
 
     def search(self, query: str) -> list[SearchHit]:
         s = self.settings.search

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Literal
-
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator
 
 from pipelines.sources.search.base import QUERY_FIELDS, normalize_domain, template_fields
@@ -38,11 +36,11 @@ class SearchSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    provider: Literal["google_cse", "recorded"] = Field(
+    provider: str = Field(
         "recorded",
         description=(
-            "google_cse: Google Programmable Search (GOOGLE_API_KEY, GOOGLE_CSE_ID) in live mode; "
-            "recorded: replay the search log only."
+            "A live provider of search/registry.py, e.g. google_cse (Google Programmable Search, "
+            "GOOGLE_API_KEY and GOOGLE_CSE_ID), used in live mode; recorded: the search log only."
         ),
     )
     queries: list[str] = Field(
@@ -82,6 +80,16 @@ class SearchSettings(BaseModel):
                         f"(known: {', '.join(QUERY_FIELDS)})"
                     )
         return templates
+
+    @field_validator("provider")
+    @classmethod
+    def _known_provider(cls, name: str) -> str:
+        from pipelines.sources.search.registry import LIVE_PROVIDERS
+
+        known = ["recorded", *LIVE_PROVIDERS]
+        if name not in known:
+            raise ValueError(f"unknown provider {name!r}; known: {', '.join(known)}")
+        return name
 
     @field_validator("exclude_domains")
     @classmethod
