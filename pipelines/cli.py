@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, TypeVar
 
 import typer
 from rich.console import Console
@@ -32,11 +33,24 @@ stage_app = typer.Typer(
 )
 app.add_typer(stage_app, name="stage")
 console = Console(stderr=True)
+T = TypeVar("T")
 
 ParamsOption = Annotated[
     Path, typer.Option("--params", "-p", help="Settings file.", show_default=True)
 ]
 DATA_ROOT = Path("data")
+ArticlesOption = Annotated[Path, typer.Option(help="Selected events (the wiki stage's output).")]
+DocumentsOption = Annotated[Path, typer.Option(help="Related documents (the web stage's output).")]
+ARTICLES = DATA_ROOT / "wiki" / "articles.parquet"
+DOCUMENTS = DATA_ROOT / "web" / "documents.parquet"
+
+
+def _guarded(run: Callable[[], T]) -> T:
+    """Run library code; turn benchsmith's own errors into a short message and an exit code."""
+    try:
+        return run()
+    except BenchsmithError as exc:
+        raise _fail(exc) from None
 
 
 def _fail(exc: BenchsmithError) -> typer.Exit:
@@ -64,10 +78,7 @@ def main(
 @app.command("check")
 def check(params: ParamsOption = Path("params.yaml")) -> None:
     """Validate params.yaml and report the first problems found, naming each key."""
-    try:
-        load_params(params)
-    except BenchsmithError as exc:
-        raise _fail(exc) from None
+    _guarded(lambda: load_params(params))
     typer.echo(f"{params}: ok")
 
 
@@ -82,11 +93,7 @@ def stage_wiki(
     """
     from pipelines.stages.wiki import run_wiki
 
-    try:
-        settings = load_params(params).wiki
-        stats = run_wiki(settings, out)
-    except BenchsmithError as exc:
-        raise _fail(exc) from None
+    stats = _guarded(lambda: run_wiki(load_params(params).wiki, out))
     counts = stats.counts
     reasons = ", ".join(f"{k} {v}" for k, v in sorted(stats.dropped.items())) or "none"
     typer.echo(
@@ -98,9 +105,7 @@ def stage_wiki(
 @stage_app.command("web")
 def stage_web(
     params: ParamsOption = Path("params.yaml"),
-    articles: Annotated[Path, typer.Option(help="Selected events.")] = DATA_ROOT
-    / "wiki"
-    / "articles.parquet",
+    articles: ArticlesOption = ARTICLES,
     out: Annotated[Path, typer.Option(help="Output folder.")] = DATA_ROOT / "web",
 ) -> None:
     """Collect, fetch (live or replayed from the WARC archive) and extract related documents.
@@ -109,10 +114,7 @@ def stage_web(
     """
     from pipelines.stages.web import run_web
 
-    try:
-        stats = run_web(load_params(params).sources, articles, out)
-    except BenchsmithError as exc:
-        raise _fail(exc) from None
+    stats = _guarded(lambda: run_web(load_params(params).sources, articles, out))
     ok = sum(v for k, v in stats.counts.items() if k.endswith("_ok"))
     typer.echo(
         f"web: {stats.counts['candidates']} candidate documents for {stats.counts['events']} "
@@ -123,21 +125,14 @@ def stage_web(
 @stage_app.command("wikigen")
 def stage_wikigen(
     params: ParamsOption = Path("params.yaml"),
-    articles: Annotated[Path, typer.Option(help="Selected events.")] = DATA_ROOT
-    / "wiki"
-    / "articles.parquet",
-    documents: Annotated[Path, typer.Option(help="Related documents.")] = DATA_ROOT
-    / "web"
-    / "documents.parquet",
+    articles: ArticlesOption = ARTICLES,
+    documents: DocumentsOption = DOCUMENTS,
     out: Annotated[Path, typer.Option(help="Output folder.")] = DATA_ROOT / "wikigen",
 ) -> None:
     """Assemble WikiGenBench entries (article, documents, split); writes OUT/entries.parquet."""
     from pipelines.stages.wikigen import run_wikigen
 
-    try:
-        stats = run_wikigen(load_params(params).wikigen, articles, documents, out)
-    except BenchsmithError as exc:
-        raise _fail(exc) from None
+    stats = _guarded(lambda: run_wikigen(load_params(params).wikigen, articles, documents, out))
     c = stats.counts
     typer.echo(
         f"wikigen: {c['entries']} entries ({c['split_train']} train, {c['split_test']} test), "
@@ -162,10 +157,7 @@ def snapshot_record_web(
     """
     from pipelines.snapshot.record import record_web
 
-    try:
-        summary = record_web(load_params(params), web_dir)
-    except BenchsmithError as exc:
-        raise _fail(exc) from None
+    summary = _guarded(lambda: record_web(load_params(params), web_dir))
     typer.echo(json.dumps(summary, indent=2, sort_keys=True))
 
 
