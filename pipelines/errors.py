@@ -21,3 +21,11 @@ class SourceFormatError(BenchsmithError):
 
 class WikiApiError(BenchsmithError):
     """The MediaWiki API answered with an error or could not be reached."""
+
+
+class LLMError(BenchsmithError):
+    """A model call failed for good: refused key, unknown model, unusable settings."""
+
+
+class PromptError(BenchsmithError):
+    """A prompt file is missing, malformed, or was rendered without a field it needs."""

@@ -8,8 +8,6 @@ failures, redirect loops), ``timeout``, ``robots``, ``blocked_address``, ``too_l
 
 from __future__ import annotations
 
-import email.utils
-import random
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -23,6 +21,7 @@ import httpcore
 import httpx
 
 from pipelines import __version__
+from pipelines.retry import backoff_s, retry_after_s
 from pipelines.settings import FetchSettings
 from pipelines.sources.address_guard import AddressPolicy, BlockedAddressError, GuardedBackend
 from pipelines.sources.http_body import TooLargeError, decode_text, decompress, media_type
@@ -106,20 +105,6 @@ def guarded_transport(
         network_backend=GuardedBackend(policy),
     )
     return transport
-
-
-def retry_after_s(value: str, now: float | None = None) -> float | None:
-    """Parse a Retry-After header (seconds or an HTTP date) into seconds to wait."""
-    value = value.strip()
-    if not value:
-        return None
-    if value.isdigit():
-        return float(value)
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - (now if now is not None else time.time()))
 
 
 class Fetcher:
@@ -240,7 +225,7 @@ class Fetcher:
                 return response, attempt + 1
             wait = retry_after_s(response.header("retry-after"))
             if wait is None:
-                wait = s.backoff_s * 2**attempt * (0.5 + random.random() / 2)
+                wait = backoff_s(s.backoff_s, attempt)
             if attempt == s.retries or wait > s.max_retry_after_s:
                 return response, attempt + 1
             await self._sleep(wait)

@@ -5,8 +5,9 @@ from __future__ import annotations
 import anyio
 import pytest
 
+from pipelines.retry import retry_after_s
 from pipelines.settings import FetchSettings
-from pipelines.sources.fetch import STATUSES, Fetcher, retry_after_s
+from pipelines.sources.fetch import STATUSES, Fetcher
 from pipelines.sources.replay import ReplayFetcher, load_index
 from pipelines.sources.warc_archive import WarcArchive, read_archive
 from tests.support.fault_server import fault_server

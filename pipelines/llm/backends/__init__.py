@@ -1,0 +1,13 @@
+"""LLM backends: ``openai`` (any OpenAI-compatible server) and ``template`` (offline)."""
+
+from pipelines.llm.backends.base import Backend, CallFailed, TransientError, estimate_tokens
+from pipelines.llm.backends.template import Responder, TemplateBackend
+
+__all__ = [
+    "Backend",
+    "CallFailed",
+    "Responder",
+    "TemplateBackend",
+    "TransientError",
+    "estimate_tokens",
+]

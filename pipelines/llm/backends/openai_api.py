@@ -1,0 +1,96 @@
+"""The ``openai`` backend: any OpenAI-compatible server through the ``openai`` SDK.
+
+The SDK's own retries are off: the client retries with backoff and Retry-After in one place.
+The key is read from the environment variable the settings name, and is never logged.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import Any
+
+from pipelines.errors import LLMError
+from pipelines.llm.backends.base import Backend, CallFailed, TransientError, estimate_tokens
+from pipelines.llm.records import ChatRequest, ChatResponse
+from pipelines.llm.settings import LLMSettings
+from pipelines.retry import retry_after_s
+
+log = logging.getLogger(__name__)
+
+NO_KEY = "unset"
+"""Sent when the key variable is unset: local servers (vLLM, transformers serve) need none."""
+
+
+class OpenAIBackend(Backend):
+    """Chat completions from ``settings.base_url`` (the OpenAI API when unset)."""
+
+    name = "openai"
+
+    def __init__(self, settings: LLMSettings):
+        import openai
+
+        self.model = settings.model
+        self.key_env = settings.api_key_env
+        key = os.environ.get(settings.api_key_env)
+        if not key:
+            log.debug("%s is unset; calling %s without a key", self.key_env, settings.base_url)
+        self.base_url = settings.base_url or "https://api.openai.com/v1"
+        self._client = openai.OpenAI(
+            api_key=key or NO_KEY,
+            base_url=self.base_url,
+            max_retries=0,
+            timeout=settings.timeout_s,
+        )
+
+    def complete(self, request: ChatRequest) -> ChatResponse:
+        import openai
+
+        options: dict[str, Any] = {
+            "temperature": request.temperature,
+            "max_tokens": request.max_tokens,
+            "seed": request.seed,
+        }
+        if request.json_mode:
+            options["response_format"] = {"type": "json_object"}
+        try:
+            reply = self._client.chat.completions.create(
+                model=self.model,
+                messages=[{"role": m.role, "content": m.content} for m in request.messages],
+                **options,
+            )
+        except openai.APITimeoutError:
+            raise TransientError("timeout") from None
+        except openai.APIConnectionError as exc:
+            raise TransientError(f"connection failed: {exc.__cause__ or exc}") from None
+        except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
+            raise LLMError(
+                f"{self.base_url} refused the key (HTTP {exc.status_code}); set {self.key_env}"
+            ) from None
+        except openai.NotFoundError:
+            raise LLMError(
+                f"{self.base_url} has no model {self.model!r} (HTTP 404); check llm.model "
+                "and llm.base_url"
+            ) from None
+        except openai.APIStatusError as exc:
+            status = exc.status_code
+            if status == 429 or status >= 500:
+                wait = retry_after_s(exc.response.headers.get("retry-after"))
+                raise TransientError(f"HTTP {status}", wait) from None
+            raise CallFailed(f"HTTP {status}: {_message(exc)}") from None
+        if not reply.choices:
+            raise CallFailed("the server returned no choices")
+        text = reply.choices[0].message.content or ""
+        usage = reply.usage
+        if usage is not None and usage.prompt_tokens is not None:
+            return ChatResponse(text, usage.prompt_tokens, usage.completion_tokens or 0)
+        prompt_text = " ".join(m.content for m in request.messages)
+        return ChatResponse(text, estimate_tokens(prompt_text), estimate_tokens(text))
+
+
+def _message(exc: Any) -> str:
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        detail = body.get("message") or body.get("error") or body
+        return str(detail)[:300]
+    return str(exc)[:300]

@@ -1,0 +1,91 @@
+"""A persistent response cache in SQLite, safe for several threads and processes at once.
+
+Answers are keyed by :meth:`ChatRequest.cache_key` (backend, model, messages, parameters, seed),
+so a rebuild asks only the questions it has not asked before. Only successful completions are
+stored; keys never reach it (they are not part of any request).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from datetime import UTC, datetime
+from pathlib import Path
+
+from pipelines.llm.records import ChatResponse
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS responses (
+    key TEXT PRIMARY KEY,
+    prompt TEXT NOT NULL,
+    backend TEXT NOT NULL,
+    model TEXT NOT NULL,
+    text TEXT NOT NULL,
+    prompt_tokens INTEGER NOT NULL,
+    completion_tokens INTEGER NOT NULL,
+    created_at TEXT NOT NULL
+)
+"""
+
+
+class ResponseCache:
+    """Get and put completions by key. One connection per thread; WAL lets processes share it."""
+
+    def __init__(self, path: Path, busy_timeout_s: float = 60.0):
+        self.path = path
+        self.busy_timeout_s = busy_timeout_s
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._local = threading.local()
+        with self._connect() as db:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute(_SCHEMA)
+
+    def _connect(self) -> sqlite3.Connection:
+        db = getattr(self._local, "db", None)
+        if db is None:
+            db = sqlite3.connect(self.path, timeout=self.busy_timeout_s, isolation_level=None)
+            db.execute("PRAGMA synchronous=NORMAL")
+            self._local.db = db
+        return db
+
+    def get(self, key: str) -> ChatResponse | None:
+        """The stored answer for ``key``, or ``None``."""
+        row = (
+            self._connect()
+            .execute(
+                "SELECT text, prompt_tokens, completion_tokens FROM responses WHERE key = ?",
+                (key,),
+            )
+            .fetchone()
+        )
+        if row is None:
+            return None
+        return ChatResponse(row[0], row[1], row[2], cached=True)
+
+    def put(
+        self, key: str, response: ChatResponse, *, prompt: str, backend: str, model: str
+    ) -> None:
+        """Store an answer; a key already present (another worker got there first) is kept."""
+        self._connect().execute(
+            "INSERT OR IGNORE INTO responses VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                key,
+                prompt,
+                backend,
+                model,
+                response.text,
+                response.prompt_tokens,
+                response.completion_tokens,
+                datetime.now(UTC).isoformat(timespec="seconds"),
+            ),
+        )
+
+    def __len__(self) -> int:
+        return self._connect().execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+
+    def close(self) -> None:
+        """Close this thread's connection."""
+        db = getattr(self._local, "db", None)
+        if db is not None:
+            db.close()
+            self._local.db = None

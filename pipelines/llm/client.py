@@ -1,0 +1,217 @@
+"""One client for every model call: cache, retries, a bounded worker pool, validated answers.
+
+A structured question (:class:`Ask`) is rendered from its prompt file, answered from the cache
+or the backend, parsed and validated; an unusable answer is re-asked with the reason, up to
+``llm.reasks`` times, and then recorded as a failed :class:`Outcome`. One bad answer never stops
+a stage; only fatal setups (refused key, unknown model, missing prompt) raise.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel
+
+from pipelines.llm.backends.base import Backend, CallFailed, TransientError
+from pipelines.llm.backends.template import Responder, TemplateBackend
+from pipelines.llm.cache import ResponseCache
+from pipelines.llm.prompts import PromptLibrary
+from pipelines.llm.records import ChatRequest, ChatResponse, Message
+from pipelines.llm.settings import LLMSettings
+from pipelines.llm.structured import AnswerError, Check, parse_answer
+from pipelines.llm.usage import LLMUsage
+from pipelines.progress import progress_iter
+from pipelines.retry import backoff_s
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T", bound=BaseModel)
+REASK_PROMPT = "reask"
+
+
+@dataclass(frozen=True)
+class Ask(Generic[T]):
+    """A question: the prompt file, its variables, the answer's schema and an optional rule."""
+
+    prompt: str
+    variables: Mapping[str, Any]
+    schema: type[T]
+    check: Check | None = None
+
+
+@dataclass(frozen=True)
+class Outcome(Generic[T]):
+    """A validated answer, or why there is none. ``asks`` counts the first ask and re-asks."""
+
+    value: T | None
+    error: str = ""
+    asks: int = 1
+    raw: str = field(default="", repr=False)
+
+    @property
+    def ok(self) -> bool:
+        """Whether a validated answer came back."""
+        return self.value is not None
+
+
+class LLMClient:
+    """Ask questions through one backend with a shared cache and accounting."""
+
+    def __init__(
+        self,
+        settings: LLMSettings,
+        backend: Backend,
+        *,
+        cache: ResponseCache | None = None,
+        prompts: PromptLibrary | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ):
+        self.settings = settings
+        self.backend = backend
+        self.cache = cache
+        self.prompts = prompts or PromptLibrary()
+        self.usage = LLMUsage()
+        self._sleep = sleep
+        self._prompts_used: set[str] = set()
+
+    @classmethod
+    def from_settings(
+        cls,
+        settings: LLMSettings,
+        *,
+        responders: Mapping[str, Responder] | None = None,
+        prompts: PromptLibrary | None = None,
+    ) -> LLMClient:
+        """The configured backend with the persistent cache; ``responders`` serve ``template``."""
+        backend: Backend
+        if settings.backend == "openai":
+            from pipelines.llm.backends.openai_api import OpenAIBackend
+
+            backend = OpenAIBackend(settings)
+        else:
+            backend = TemplateBackend(responders or {})
+        return cls(settings, backend, cache=ResponseCache(settings.cache), prompts=prompts)
+
+    def request(self, prompt: str, variables: Mapping[str, Any]) -> ChatRequest:
+        """Render ``prompt`` with ``variables`` and the configured call parameters."""
+        self._prompts_used.add(prompt)
+        s = self.settings
+        return self.prompts.render(
+            prompt,
+            variables,
+            temperature=s.temperature,
+            max_tokens=s.max_tokens,
+            seed=s.seed,
+            json_mode=s.json_mode,
+        )
+
+    def chat(self, request: ChatRequest) -> ChatResponse:
+        """One answer from the cache or the backend, retrying transient failures.
+
+        Raises :class:`CallFailed` when the request is refused or retries are used up.
+        """
+        key = request.cache_key(self.backend.name, self.backend.model)
+        if self.cache is not None and (hit := self.cache.get(key)) is not None:
+            self.usage.add(request.prompt, cache_hits=1)
+            return hit
+        s = self.settings
+        for attempt in range(s.retries + 1):
+            try:
+                response = self.backend.complete(request)
+            except TransientError as exc:
+                self.usage.add(request.prompt, calls=1)
+                wait = exc.retry_after_s
+                if wait is None:
+                    wait = backoff_s(s.backoff_s, attempt)
+                if attempt == s.retries:
+                    raise CallFailed(f"{exc.reason} after {attempt + 1} attempts") from None
+                if wait > s.max_retry_after_s:
+                    raise CallFailed(f"{exc.reason}; server asked to wait {wait:.0f} s") from None
+                self.usage.add(request.prompt, retries=1)
+                log.debug("%s: %s, retrying in %.1f s", request.prompt, exc.reason, wait)
+                self._sleep(wait)
+                continue
+            except CallFailed:
+                self.usage.add(request.prompt, calls=1)
+                raise
+            self.usage.add(
+                request.prompt,
+                calls=1,
+                prompt_tokens=response.prompt_tokens,
+                completion_tokens=response.completion_tokens,
+            )
+            if self.cache is not None:
+                self.cache.put(
+                    key,
+                    response,
+                    prompt=request.prompt,
+                    backend=self.backend.name,
+                    model=self.backend.model,
+                )
+            return response
+        raise AssertionError("unreachable")
+
+    def ask(self, ask: Ask[T]) -> Outcome[T]:
+        """A validated answer to ``ask``, re-asking with the reason; a failed Outcome otherwise."""
+        request = self.request(ask.prompt, ask.variables)
+        self.usage.add(ask.prompt, asks=1)
+        raw = ""
+        for attempt in range(self.settings.reasks + 1):
+            try:
+                raw = self.chat(request).text
+            except CallFailed as exc:
+                return self._failed(ask, f"call_failed: {exc.reason}", attempt + 1, raw)
+            try:
+                return Outcome(parse_answer(raw, ask.schema, ask.check), asks=attempt + 1, raw=raw)
+            except AnswerError as exc:
+                error = str(exc)
+            if attempt < self.settings.reasks:
+                self.usage.add(ask.prompt, reasks=1)
+                self._prompts_used.add(REASK_PROMPT)
+                reask = self.prompts.messages(REASK_PROMPT, {"error": error})
+                request = request.followed_by(Message("assistant", raw), *reask)
+        return self._failed(ask, f"invalid_answer: {error}", self.settings.reasks + 1, raw)
+
+    def _failed(self, ask: Ask[Any], reason: str, asks: int, raw: str) -> Outcome[Any]:
+        self.usage.fail(ask.prompt, reason)
+        log.debug("%s failed: %s", ask.prompt, reason)
+        return Outcome(None, reason, asks, raw)
+
+    def ask_many(
+        self, asks: Iterable[Ask[Any]], description: str = "asking", total: int | None = None
+    ) -> Iterator[Outcome[Any]]:
+        """Outcomes of ``asks`` in order, ``llm.concurrency`` at a time, streaming."""
+        workers = self.settings.concurrency
+        with ThreadPoolExecutor(workers, thread_name_prefix="llm") as pool:
+            pending: deque[Future[Outcome[Any]]] = deque()
+
+            def outcomes() -> Iterator[Outcome[Any]]:
+                try:
+                    for ask in asks:
+                        pending.append(pool.submit(self.ask, ask))
+                        if len(pending) >= 2 * workers:
+                            yield pending.popleft().result()
+                    while pending:
+                        yield pending.popleft().result()
+                finally:
+                    for future in pending:
+                        future.cancel()
+
+            yield from progress_iter(outcomes(), description, total=total)
+
+    def stats(self) -> dict[str, Any]:
+        """The ``llm`` block for the stage's ``stats.json``."""
+        s = self.settings
+        return self.usage.to_dict(
+            backend=self.backend.name,
+            model=self.backend.model,
+            input_cost_per_mtok=s.input_cost_per_mtok,
+            output_cost_per_mtok=s.output_cost_per_mtok,
+            prompt_versions={p: self.prompts.digest(p) for p in self._prompts_used},
+        )

@@ -1,0 +1,83 @@
+"""Prompts are versioned template files, rendered by a function that raises on a missing field.
+
+A prompt file is Jinja text split into chat messages by marker lines ``[system]``, ``[user]``
+and ``[assistant]``. Its name is its path under the prompt folder without ``.j2``
+(``summhay/subtopics``). Editing a file changes the rendered messages, hence the cache keys, so
+only the calls that use it are asked again; stages list their prompt folders as DVC deps.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from pipelines.errors import PromptError
+from pipelines.llm.records import ChatRequest, Message
+
+PROMPTS = Path(__file__).resolve().parent.parent / "prompts"
+"""The prompt folder shipped with the package (``pipelines/prompts``)."""
+
+_MARKER = re.compile(r"^\[(system|user|assistant)\][ \t]*$", re.MULTILINE)
+
+
+def split_messages(text: str, where: str) -> tuple[Message, ...]:
+    """Split rendered prompt text into messages at its ``[role]`` marker lines."""
+    parts = _MARKER.split(text)
+    if parts[0].strip():
+        raise PromptError(f"{where}: text before the first [system] or [user] marker")
+    messages = tuple(
+        Message(role, body.strip()) for role, body in zip(parts[1::2], parts[2::2], strict=True)
+    )
+    if not messages or messages[-1].role != "user":
+        raise PromptError(f"{where}: a prompt needs at least one message and must end with [user]")
+    if empty := [m.role for m in messages if not m.content]:
+        raise PromptError(f"{where}: empty {empty[0]} message")
+    return messages
+
+
+class PromptLibrary:
+    """Load and render the prompt files under ``root``."""
+
+    def __init__(self, root: Path = PROMPTS):
+        self.root = root
+        self._env = jinja2.Environment(
+            loader=jinja2.FileSystemLoader(root),
+            undefined=jinja2.StrictUndefined,
+            keep_trailing_newline=True,
+            autoescape=False,
+        )
+
+    def path(self, name: str) -> Path:
+        """The file of prompt ``name``."""
+        return self.root / f"{name}.j2"
+
+    def digest(self, name: str) -> str:
+        """A short hash of the prompt file: its version, reported in stats."""
+        try:
+            return hashlib.sha256(self.path(name).read_bytes()).hexdigest()[:12]
+        except FileNotFoundError:
+            raise PromptError(f"{self.path(name)}: prompt file not found") from None
+
+    def render(self, name: str, variables: Mapping[str, Any], **params: Any) -> ChatRequest:
+        """Render prompt ``name`` into a request; ``params`` (temperature, ...) go on it."""
+        messages = self.messages(name, variables)
+        return ChatRequest(prompt=name, messages=messages, variables=variables, **params)
+
+    def messages(self, name: str, variables: Mapping[str, Any]) -> tuple[Message, ...]:
+        """Render prompt ``name`` into its chat messages."""
+        where = str(self.path(name))
+        try:
+            template = self._env.get_template(f"{name}.j2")
+            text = template.render(**variables)
+        except jinja2.TemplateNotFound:
+            raise PromptError(f"{where}: prompt file not found") from None
+        except jinja2.UndefinedError as exc:
+            raise PromptError(f"{where}: {exc.message} (pass it when rendering)") from None
+        except jinja2.TemplateSyntaxError as exc:
+            raise PromptError(f"{where}:{exc.lineno}: {exc.message}") from None
+        return split_messages(text, where)

@@ -1,0 +1,61 @@
+"""Structured answers: find the JSON in a reply, validate it with pydantic, explain what failed.
+
+Small models wrap JSON in prose or code fences, truncate it, or change its shape; the reason a
+reply was unusable is what the re-ask tells the model, and what a failed item records.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+T = TypeVar("T", bound=BaseModel)
+Check = Callable[[Any], str | None]
+"""A rule beyond the schema: returns why a validated answer is unusable, or ``None``."""
+
+
+class AnswerError(ValueError):
+    """A reply that is not usable; the message says why, in words fit for a re-ask."""
+
+
+def find_json(text: str) -> Any:
+    """The first JSON object or array in ``text`` (bare, in prose, or in a code fence)."""
+    decoder = json.JSONDecoder()
+    starts = [i for i, ch in enumerate(text) if ch in "{["]
+    if not starts:
+        raise AnswerError("the answer contains no JSON object")
+    first_error = ""
+    for start in starts[:50]:
+        try:
+            value, _ = decoder.raw_decode(text, start)
+        except json.JSONDecodeError as exc:
+            first_error = first_error or f"invalid JSON: {exc.msg} at character {exc.pos}"
+            continue
+        return value
+    raise AnswerError(first_error)
+
+
+def _describe(exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors()[:5]:
+        where = ".".join(str(p) for p in err["loc"]) or "(top level)"
+        parts.append(f"{where}: {err['msg']}")
+    return "; ".join(parts)
+
+
+def parse_answer(text: str, schema: type[T], check: Check | None = None) -> T:
+    """Validate ``text`` against ``schema`` and ``check``; :class:`AnswerError` if unusable."""
+    value = find_json(text)
+    if isinstance(value, list) and len(schema.model_fields) == 1:
+        # a bare list where an object with one list field was asked for
+        value = {next(iter(schema.model_fields)): value}
+    try:
+        answer = schema.model_validate(value)
+    except ValidationError as exc:
+        raise AnswerError(f"the JSON does not match the format: {_describe(exc)}") from None
+    if check is not None and (problem := check(answer)):
+        raise AnswerError(problem)
+    return answer
