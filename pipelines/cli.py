@@ -17,6 +17,7 @@ from pipelines import __version__
 from pipelines.errors import BenchsmithError, ParamsError
 from pipelines.progress import setup_logging
 from pipelines.settings import load_params
+from pipelines.stats import StageStats
 
 app = typer.Typer(
     help=(
@@ -140,6 +141,34 @@ def stage_wikigen(
     )
 
 
+@stage_app.command("summhay")
+def stage_summhay(
+    params: ParamsOption = Path("params.yaml"),
+    articles: ArticlesOption = ARTICLES,
+    documents: DocumentsOption = DOCUMENTS,
+    out: Annotated[Path, typer.Option(help="Output folder.")] = DATA_ROOT / "summhay",
+) -> None:
+    """Synthesize verified SummHay haystacks through the LLM layer (template backend offline).
+
+    Writes OUT/haystacks.parquet, OUT/orders.parquet (position variants), OUT/drops.parquet
+    (every item left out, with its reason), OUT/official/*.json (SummHay's public layout) and
+    OUT/stats.json with calls, cache hits, tokens and cost.
+    """
+    from pipelines.stages.summhay import run_summhay
+
+    def run() -> StageStats:
+        p = load_params(params)
+        return run_summhay(p.summhay, p.llm, out, articles_path=articles, documents_path=documents)
+
+    stats = _guarded(run)
+    c = stats.counts
+    typer.echo(
+        f"summhay: {c['haystacks']} of {c['topics']} haystacks, {c['subtopics']} subtopics, "
+        f"{c['insights']} insights, {c['documents']} documents, "
+        f"{sum(stats.dropped.values())} items dropped -> {out}/"
+    )
+
+
 snapshot_app = typer.Typer(help="Rebuild parts of the embedded snapshot.", no_args_is_help=True)
 app.add_typer(snapshot_app, name="snapshot")
 
@@ -182,6 +211,14 @@ def print_report(data: Path) -> bool:
             table.add_row(key, str(value))
         for reason, value in stats.get("dropped", {}).items():
             table.add_row(f"  rejected: {reason}", str(value))
+        if llm := stats.get("llm"):
+            table.add_row(f"llm ({llm['backend']}, {llm['model']})", "")
+            for key in ("asks", "calls", "cache_hits", "reasks", "failed"):
+                table.add_row(f"  {key}", str(llm[key]))
+            table.add_row(
+                "  tokens in / out", f"{llm['prompt_tokens']} / {llm['completion_tokens']}"
+            )
+            table.add_row("  estimated cost (USD)", f"{llm['estimated_cost_usd']:.4f}")
         out.print(table)
         files = ", ".join(
             sorted(p.name for p in stats_file.parent.iterdir() if not p.name.startswith("."))

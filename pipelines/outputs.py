@@ -31,7 +31,12 @@ def staged_outputs(out_dir: Path) -> Iterator[Path]:
         yield scratch
         # stats.json goes last, so a metrics file never describes missing tables
         for path in sorted(scratch.iterdir(), key=lambda p: p.name == "stats.json"):
-            os.replace(path, out_dir / path.name)
+            target = out_dir / path.name
+            if path.is_dir() and target.is_dir():
+                # a folder cannot replace a non-empty one: move the old one aside first
+                old = scratch / f".old-{path.name}"
+                os.replace(target, old)
+            os.replace(path, target)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 

@@ -3,46 +3,26 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
 import yaml
 from pydantic import (
-    AfterValidator,
     AwareDatetime,
     BaseModel,
     ConfigDict,
     Field,
     StrictInt,
     ValidationError,
-    ValidationInfo,
     model_validator,
 )
 
+from builders.summhay.settings import SummhaySettings
 from builders.wikigen.select import EventSelection
 from pipelines.errors import ParamsError
+from pipelines.llm.settings import LLMSettings
+from pipelines.paths import InputFile, ProjectPath
 from pipelines.sources.extract import ExtractSettings
 from pipelines.sources.search.settings import SearchSettings
-
-
-def _is_file(path: Path, info: ValidationInfo) -> Path:
-    root = (info.context or {}).get("root")
-    resolved = path if path.is_absolute() or root is None else Path(root) / path
-    if not resolved.exists():
-        raise ValueError(f"file not found: {path}")
-    if not resolved.is_file():
-        raise ValueError(f"not a file: {path}")
-    return resolved
-
-
-def _from_root(path: Path, info: ValidationInfo) -> Path:
-    root = (info.context or {}).get("root")
-    return path if path.is_absolute() or root is None else Path(root) / path
-
-
-InputFile = Annotated[Path, AfterValidator(_is_file)]
-ProjectPath = Annotated[Path, AfterValidator(_from_root)]
-"""A path that may not exist yet; relative paths are taken from ``params.yaml``'s directory."""
-"""A file that must exist; relative paths are taken from the directory of ``params.yaml``."""
 
 
 class Strict(BaseModel):
@@ -196,6 +176,8 @@ class Params(Strict):
     wiki: WikiSettings
     sources: SourcesSettings
     wikigen: WikigenSettings = Field(default_factory=WikigenSettings)
+    llm: LLMSettings = Field(default_factory=LLMSettings)
+    summhay: SummhaySettings = Field(default_factory=SummhaySettings)
 
 
 def _location(loc: tuple[Any, ...]) -> str:

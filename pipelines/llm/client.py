@@ -116,8 +116,9 @@ class LLMClient:
 
         Raises :class:`CallFailed` when the request is refused or retries are used up.
         """
+        cache = self.cache if self.backend.cacheable else None
         key = request.cache_key(self.backend.name, self.backend.model)
-        if self.cache is not None and (hit := self.cache.get(key)) is not None:
+        if cache is not None and (hit := cache.get(key)) is not None:
             self.usage.add(request.prompt, cache_hits=1)
             return hit
         s = self.settings
@@ -146,8 +147,8 @@ class LLMClient:
                 prompt_tokens=response.prompt_tokens,
                 completion_tokens=response.completion_tokens,
             )
-            if self.cache is not None:
-                self.cache.put(
+            if cache is not None:
+                cache.put(
                     key,
                     response,
                     prompt=request.prompt,

@@ -7,6 +7,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt
 
+from pipelines.paths import ProjectPath
+
 
 class LLMSettings(BaseModel):
     """Which backend answers, how calls are paced and retried, and where answers are cached.
@@ -50,7 +52,7 @@ class LLMSettings(BaseModel):
     reasks: StrictInt = Field(
         2, ge=0, description="Re-asks with the validation error after an unusable answer."
     )
-    cache: Path = Field(
+    cache: ProjectPath = Field(
         Path(".cache/llm/responses.sqlite"),
         description=(
             "SQLite response cache shared by every stage; outside DVC outputs, so it survives "

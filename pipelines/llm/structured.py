@@ -17,6 +17,12 @@ Check = Callable[[Any], str | None]
 """A rule beyond the schema: returns why a validated answer is unusable, or ``None``."""
 
 
+class TextAnswer(BaseModel):
+    """Asked for when the answer is prose (a document), not JSON: the whole reply, stripped."""
+
+    text: str
+
+
 class AnswerError(ValueError):
     """A reply that is not usable; the message says why, in words fit for a re-ask."""
 
@@ -48,14 +54,19 @@ def _describe(exc: ValidationError) -> str:
 
 def parse_answer(text: str, schema: type[T], check: Check | None = None) -> T:
     """Validate ``text`` against ``schema`` and ``check``; :class:`AnswerError` if unusable."""
-    value = find_json(text)
-    if isinstance(value, list) and len(schema.model_fields) == 1:
-        # a bare list where an object with one list field was asked for
-        value = {next(iter(schema.model_fields)): value}
-    try:
-        answer = schema.model_validate(value)
-    except ValidationError as exc:
-        raise AnswerError(f"the JSON does not match the format: {_describe(exc)}") from None
+    if schema is TextAnswer:
+        if not text.strip():
+            raise AnswerError("the answer is empty")
+        answer = schema(text=text.strip())
+    else:
+        value = find_json(text)
+        if isinstance(value, list) and len(schema.model_fields) == 1:
+            # a bare list where an object with one list field was asked for
+            value = {next(iter(schema.model_fields)): value}
+        try:
+            answer = schema.model_validate(value)
+        except ValidationError as exc:
+            raise AnswerError(f"the JSON does not match the format: {_describe(exc)}") from None
     if check is not None and (problem := check(answer)):
         raise AnswerError(problem)
     return answer

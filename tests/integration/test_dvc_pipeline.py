@@ -67,7 +67,7 @@ def _titles(project: Path) -> set[str]:
 
 def test_repro_builds_the_selection_then_does_nothing_then_follows_params(project):
     first = _dvc(project, "repro")
-    assert "Running stage 'wiki'" in first
+    assert "Running stage 'wiki'" in first and "Running stage 'summhay'" in first
     assert _titles(project) == SNAPSHOT_EVENTS
     assert (project / "dvc.lock").is_file()
     articles = project / "data" / "wiki" / "articles.parquet"
@@ -90,3 +90,15 @@ def test_repro_builds_the_selection_then_does_nothing_then_follows_params(projec
     assert CANARY not in (project / "dvc.lock").read_text()
     entries = project / "data" / "wikigen" / "entries.parquet"
     assert entries.is_file() and CANARY.encode() not in entries.read_bytes()
+
+    haystacks = project / "data" / "summhay" / "haystacks.parquet"
+    assert pq.read_table(haystacks).num_rows >= 1
+
+    params = yaml.safe_load(params_file.read_text())
+    params["summhay"]["documents"] = 12
+    params_file.write_text(yaml.safe_dump(params, sort_keys=False))
+    fourth = _dvc(project, "repro")
+    assert "Running stage 'summhay'" in fourth
+    assert not any(f"Running stage '{s}'" in fourth for s in ("wiki", "web", "wikigen"))
+    table = pq.read_table(haystacks).to_pylist()
+    assert table and all(len(row["documents"]) == 12 for row in table)

@@ -16,6 +16,7 @@ def test_help_lists_commands_and_stages():
     stage = runner.invoke(app, ["stage", "--help"])
     assert stage.exit_code == 0
     assert "wiki" in stage.output and "web" in stage.output and "wikigen" in stage.output
+    assert "summhay" in stage.output
     assert "snapshot" in top.output
     wiki = runner.invoke(app, ["stage", "wiki", "--help"])
     assert "rejected.parquet" in wiki.output
@@ -52,3 +53,15 @@ def test_report_without_outputs_says_what_to_run(tmp_path, monkeypatch):
     result = runner.invoke(app, ["report"])
     assert result.exit_code == 1
     assert "dvc repro" in result.output
+
+
+def test_check_names_a_bad_llm_and_summhay_setting(tmp_path):
+    data = yaml.safe_load((ROOT / "params.yaml").read_text())
+    data["llm"]["backend"] = "gpt"
+    data["summhay"]["subtopics_per_document"] = 99
+    bad = tmp_path / "params.yaml"
+    bad.write_text(yaml.safe_dump(data))
+    result = runner.invoke(app, ["check", "--params", str(bad)])
+    assert result.exit_code == 2
+    assert "[llm -> backend] Input should be 'template' or 'openai'" in result.output
+    assert "[summhay] subtopics_per_document cannot exceed subtopics" in result.output

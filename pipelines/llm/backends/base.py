@@ -29,6 +29,8 @@ class Backend(ABC):
 
     name: str
     model: str
+    cacheable: bool = True
+    """Whether answers go to the response cache (not for free, deterministic backends)."""
 
     @abstractmethod
     def complete(self, request: ChatRequest) -> ChatResponse:

@@ -20,6 +20,7 @@ class TemplateBackend(Backend):
     """Answer each request with the responder registered for its prompt."""
 
     name = "template"
+    cacheable = False  # free, and answers may depend on more than the rendered messages
 
     def __init__(self, responders: Mapping[str, Responder], model: str = "template"):
         self.responders = dict(responders)

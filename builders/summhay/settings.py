@@ -1,0 +1,63 @@
+"""The ``summhay`` settings: topics, haystack shape and verification thresholds."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, model_validator
+
+
+class TopicSpec(BaseModel):
+    """A topic written in params: a news story, or a conversation among named participants."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    topic_id: str = Field(pattern=r"^[A-Za-z0-9_-]+$")
+    domain: Literal["news", "conversation"]
+    topic: str = Field(min_length=10)
+    participants: list[str] = Field(
+        default_factory=list, description="Speakers (conversation) or outlets (news)."
+    )
+
+
+class SummhaySettings(BaseModel):
+    """Haystack synthesis. Defaults follow the SummHay paper (LLM mode): 100 documents of about
+    750 words, 2 subtopics per document with up to 4 insights each."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    seed: StrictInt = 2026
+    topics: list[TopicSpec] = Field(default_factory=list)
+    topics_from_events: StrictInt = Field(
+        0, ge=0, description="Also turn this many selected Wikipedia events into news topics."
+    )
+    outlets: list[str] = Field(
+        default_factory=lambda: ["The Daily Ledger", "Morning Courier", "Evening Gazette"],
+        description="Outlets voiced by documents of event topics.",
+    )
+    subtopics: StrictInt = Field(8, ge=1, description="Per topic (SummHay: 7-9).")
+    insights_per_subtopic: StrictInt = Field(6, ge=1, description="SummHay: 3-10, 6.75 on average.")
+    documents: StrictInt = Field(100, ge=1, description="Per haystack (SummHay: about 100).")
+    words_per_document: StrictInt = Field(750, ge=20, description="SummHay: about 750.")
+    subtopics_per_document: StrictInt = Field(2, ge=1, description="SummHay: 2.")
+    max_insights_per_subtopic: StrictInt = Field(
+        4, ge=1, description="Per subtopic in one document (SummHay: up to 4)."
+    )
+    dedup_threshold: float = Field(
+        0.7, gt=0, le=1, description="Word-set Jaccard at which two insights count as one."
+    )
+    document_attempts: StrictInt = Field(
+        3, ge=1, description="Generations per document before it is dropped."
+    )
+    min_document_words: float = Field(
+        0.3, gt=0, le=1, description="Share of words_per_document a document must reach."
+    )
+
+    @model_validator(mode="after")
+    def _consistent(self) -> SummhaySettings:
+        ids = [t.topic_id for t in self.topics]
+        if dupes := sorted({i for i in ids if ids.count(i) > 1}):
+            raise ValueError(f"topic ids must be unique: {', '.join(dupes)} repeats")
+        if self.subtopics_per_document > self.subtopics:
+            raise ValueError("subtopics_per_document cannot exceed subtopics")
+        return self

@@ -1,0 +1,100 @@
+"""The summhay stage on the snapshot: template haystacks, variants, public layout, accounting."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from builders.summhay.records import DROP_SCHEMA, HAYSTACK_SCHEMA, ORDER_SCHEMA, Haystack
+from pipelines.settings import Params
+from pipelines.stages.summhay import run_summhay
+from pipelines.stages.web import run_web
+from pipelines.stages.wiki import run_wiki
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory: pytest.TempPathFactory, params: Params) -> tuple[Path, Path]:
+    tmp = tmp_path_factory.mktemp("inputs")
+    run_wiki(params.wiki, tmp / "wiki")
+    run_web(params.sources, tmp / "wiki" / "articles.parquet", tmp / "web")
+    return tmp / "wiki" / "articles.parquet", tmp / "web" / "documents.parquet"
+
+
+def build(params: Params, inputs: tuple[Path, Path], out: Path, **summhay: object):
+    llm = params.llm.model_copy(update={"cache": out.parent / "llm.sqlite"})
+    settings = params.summhay.model_copy(update=summhay)
+    return run_summhay(settings, llm, out, articles_path=inputs[0], documents_path=inputs[1])
+
+
+def test_stage_writes_verified_haystacks_variants_and_stats(
+    tmp_path: Path, params: Params, inputs
+) -> None:
+    out = tmp_path / "summhay"
+    stats = build(params, inputs, out)
+    s = params.summhay
+    table = pq.read_table(out / "haystacks.parquet")
+    assert table.schema.equals(HAYSTACK_SCHEMA, check_metadata=False)
+    haystacks = [Haystack.from_row(r) for r in table.to_pylist()]
+    assert len(haystacks) == len(s.topics) + s.topics_from_events == stats.counts["haystacks"]
+    assert {h.topic.source.split(":")[0] for h in haystacks} == {"params", "event"}
+    for h in haystacks:
+        assert len(h.subtopics) == s.subtopics and len(h.documents) == s.documents
+        for insight in h.insights:
+            gold = h.gold(insight.insight_id)
+            assert gold and all(
+                insight.text in d.text for d in h.documents if d.document_id in gold
+            )
+        official = json.loads((out / "official" / f"topic_{h.topic.topic_id}.json").read_text())
+        included = {d["document_id"]: set(d["insights_included"]) for d in official["documents"]}
+        assert included == {d.document_id: set(d.insight_ids) for d in h.documents}
+
+    orders = pq.read_table(out / "orders.parquet")
+    assert orders.schema.equals(ORDER_SCHEMA, check_metadata=False)
+    assert orders.num_rows == 4 * sum(len(h.subtopics) for h in haystacks)
+    assert pq.read_table(out / "drops.parquet").schema.equals(DROP_SCHEMA, check_metadata=False)
+
+    saved = json.loads((out / "stats.json").read_text())
+    llm = saved["llm"]
+    assert llm["backend"] == "template" and llm["failed"] == 0
+    assert llm["by_prompt"]["summhay/document"]["calls"] == len(haystacks) * s.documents
+    assert set(llm["prompt_versions"]) >= {"summhay/document", "summhay/inclusion"}
+    assert not [p for p in out.iterdir() if p.name.startswith(".tmp")]
+
+
+def test_stage_is_deterministic_and_a_rerun_replaces_the_official_folder(
+    tmp_path: Path, params: Params, inputs
+) -> None:
+    first, second = tmp_path / "a" / "summhay", tmp_path / "b" / "summhay"
+    build(params, inputs, first)
+    build(params, inputs, second)
+    assert pq.read_table(first / "haystacks.parquet").equals(
+        pq.read_table(second / "haystacks.parquet")
+    )
+    assert pq.read_table(first / "orders.parquet").equals(pq.read_table(second / "orders.parquet"))
+
+    build(params, inputs, first, topics_from_events=0)
+    assert [p.name for p in (first / "official").iterdir()] == ["topic_conv1.json"]
+    assert pq.read_table(first / "haystacks.parquet").num_rows == 1
+
+
+def test_event_topics_draw_filler_from_their_own_documents(
+    tmp_path: Path, params: Params, inputs
+) -> None:
+    out = tmp_path / "summhay"
+    build(params, inputs, out)
+    docs = pq.read_table(inputs[1], columns=["event_id", "status", "text"]).to_pylist()
+    for row in pq.read_table(out / "haystacks.parquet").to_pylist():
+        h = Haystack.from_row(row)
+        if not h.topic.source.startswith("event:"):
+            continue
+        event = h.topic.source.removeprefix("event:")
+        own = " ".join(
+            " ".join(d["text"].split())
+            for d in docs
+            if d["event_id"] == event and d["status"] == "ok"
+        )
+        sentences = [s for d in h.documents for s in d.text.split("\n\n")[1].split(". ")[:1]]
+        assert sentences and all(s.rstrip(".") in own for s in sentences)
