@@ -89,3 +89,41 @@ def min_words(n: int) -> Callable[..., str | None]:
         return None if words >= n else f"the document needs at least {n} words (got {words})"
 
     return check
+
+
+class JudgeAnswer(BaseModel):
+    """The judge's answer on one insight (SummHay's coverage judge): coverage and bullet id.
+
+    Coverage accepts ``full``/``fully covered``, ``partial``/``partially covered`` and
+    ``none``/``no``/``not covered`` in any case; the bullet id may be a number, ``"3"``,
+    ``"bullet 3"``, or ``"NA"``/``null`` when no bullet covers the insight.
+    """
+
+    coverage: str
+    bullet_id: int | str | None = None
+
+    def normalized(self) -> tuple[str, int | None]:
+        """``(full|partial|none, bullet id or None)``; ValueError for an unknown coverage."""
+        word = self.coverage.strip().lower()
+        if word.startswith(("full", "yes", "covered")):
+            coverage = "full"
+        elif word.startswith("partial"):
+            coverage = "partial"
+        elif word.startswith(("no", "not", "none")):
+            coverage = "none"
+        else:
+            raise ValueError(f"unknown coverage {self.coverage!r}")
+        bullet = self.bullet_id
+        if isinstance(bullet, str):
+            digits = re.search(r"\d+", bullet)
+            bullet = int(digits.group()) if digits else None
+        return coverage, bullet
+
+
+def known_coverage(answer: JudgeAnswer) -> str | None:
+    """The coverage must be full, partial or none."""
+    try:
+        answer.normalized()
+    except ValueError as exc:
+        return f"{exc}; answer full, partial or none"
+    return None

@@ -66,18 +66,18 @@ class ResponseCache:
         self, key: str, response: ChatResponse, *, prompt: str, backend: str, model: str
     ) -> None:
         """Store an answer; a key already present (another worker got there first) is kept."""
+        row = (
+            key,
+            prompt,
+            backend,
+            model,
+            response.text,
+            response.prompt_tokens,
+            response.completion_tokens,
+            datetime.now(UTC).isoformat(timespec="seconds"),
+        )
         self._connect().execute(
-            "INSERT OR IGNORE INTO responses VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                key,
-                prompt,
-                backend,
-                model,
-                response.text,
-                response.prompt_tokens,
-                response.completion_tokens,
-                datetime.now(UTC).isoformat(timespec="seconds"),
-            ),
+            "INSERT OR IGNORE INTO responses VALUES (?, ?, ?, ?, ?, ?, ?, ?)", row
         )
 
     def __len__(self) -> int:

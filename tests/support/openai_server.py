@@ -55,6 +55,11 @@ def completion(text: str, body: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 128  # the default backlog of 5 refuses bursts of concurrent clients
+
+
 @contextmanager
 def openai_server(reply: Reply, latency_s: float = 0.0) -> Iterator[tuple[str, ServerLog]]:
     """Serve ``/v1/chat/completions``; yield the base URL (ending in /v1) and the request log."""
@@ -93,8 +98,7 @@ def openai_server(reply: Reply, latency_s: float = 0.0) -> Iterator[tuple[str, S
             status, headers, payload = answer
             self._send(status, payload, headers)
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
+    server = _Server(("127.0.0.1", 0), Handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:

@@ -222,3 +222,25 @@ def test_template_backend_refuses_prompts_it_cannot_answer(
     assert client.ask(Ask("t/other", {"topic": "abc"}, Value)).value.value == 3
     with pytest.raises(LLMError, match="cannot answer prompt 't/pick'"):
         client.ask(pick())
+
+
+def test_the_key_reaches_the_server_but_no_cache_stats_or_log(
+    tmp_path: Path,
+    prompts: PromptLibrary,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    canary = "sk-canary-llm-0123456789"
+    monkeypatch.setenv("OPENAI_API_KEY", canary)
+    answers = iter(["no json here", GOOD])
+    caplog.set_level("DEBUG")
+    with openai_server(lambda body, n: next(answers, GOOD)) as (url, seen):
+        client = client_for(url, tmp_path, prompts)
+        outcome = client.ask(pick())
+        client.cache.close()
+    assert outcome.ok
+    assert all(h["authorization"] == f"Bearer {canary}" for h in seen.headers)
+    for path in (tmp_path / "cache").iterdir():
+        assert canary.encode() not in path.read_bytes(), path.name
+    assert canary not in json.dumps(client.stats())
+    assert canary not in caplog.text

@@ -1,0 +1,82 @@
+"""Retrieval for SummHay's RAG setting: rank documents for a subtopic query, fill a token budget,
+and bound coverage without a summarizer.
+
+Retrievers score every document of the haystack for the query; documents are taken in score
+order (ties in haystack order) while they fit ``budget`` tokens (SummHay: 15,000, for 16k-context
+generators). The *coverage bound* of a context is the share of the subtopic's insights with at
+least one gold document inside it: no summarizer can cover an insight it never saw.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Mapping, Sequence
+
+from builders.summhay.records import Haystack
+
+_STOPWORDS = """
+    a about above after again against all am an and any are as at be because been before being
+    below between both but by can could did do does doing down during each few for from further had
+    has have having he her here hers herself him himself his how i if in into is it its itself just
+    me more most my myself no nor not now of off on once only or other our ours ourselves out over
+    own same she should so some such than that the their theirs them themselves then there these
+    they this those through to too under until up very was we were what when where which while who
+    whom why will with would you your yours yourself yourselves say says said tell told report
+    reports reported document documents discuss discussed"""
+STOPWORDS = frozenset(_STOPWORDS.split())
+"""English function words plus question verbs, ignored by the keyword retriever (SummHay's KWs
+used NLTK's list; this one is close to it and needs no download)."""
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def keywords(text: str) -> set[str]:
+    """Lower-cased content words of ``text``."""
+    return {w for w in _WORD.findall(text.lower()) if w not in STOPWORDS and len(w) > 1}
+
+
+def keyword_scores(query: str, texts: Sequence[str]) -> list[float]:
+    """KWs: the number of query keywords each document contains."""
+    wanted = keywords(query)
+    return [float(len(wanted & keywords(t))) for t in texts]
+
+
+def oracle_scores(haystack: Haystack, subtopic_id: str) -> list[float]:
+    """Oracle: the number of the subtopic's insights each document carries."""
+    ids = {i.insight_id for i in haystack.insights if i.subtopic_id == subtopic_id}
+    return [float(len(ids & set(d.insight_ids))) for d in haystack.documents]
+
+
+def random_scores(n: int, rng: random.Random) -> list[float]:
+    """Rand: seeded random relevance."""
+    return [rng.random() for _ in range(n)]
+
+
+def fill_context(
+    document_ids: Sequence[str], scores: Sequence[float], tokens: Sequence[int], budget: int
+) -> list[str]:
+    """Documents in descending score (stable), each taken while it fits the token budget."""
+    order = sorted(range(len(document_ids)), key=lambda i: -scores[i])
+    chosen, used = [], 0
+    for i in order:
+        if used + tokens[i] <= budget:
+            chosen.append(document_ids[i])
+            used += tokens[i]
+    return chosen
+
+
+def coverage_bound(haystack: Haystack, subtopic_id: str, context: set[str]) -> tuple[int, int]:
+    """``(insights with a gold document in context, insights of the subtopic)``."""
+    insights = [i for i in haystack.insights if i.subtopic_id == subtopic_id]
+    reachable = sum(1 for i in insights if set(haystack.gold(i.insight_id)) & context)
+    return reachable, len(insights)
+
+
+def bounds_by_retriever(rows: Sequence[Mapping[str, object]]) -> dict[str, float]:
+    """Pool ``{retriever, reachable, insights}`` rows into a bound per retriever (x100)."""
+    totals: dict[str, list[int]] = {}
+    for row in rows:
+        t = totals.setdefault(str(row["retriever"]), [0, 0])
+        t[0] += int(row["reachable"])  # type: ignore[call-overload]
+        t[1] += int(row["insights"])  # type: ignore[call-overload]
+    return {name: 100 * r / n if n else 0.0 for name, (r, n) in sorted(totals.items())}

@@ -1,0 +1,67 @@
+"""Offline answers for SummHay's evaluation prompts: an extractive summarizer and a lexical judge.
+
+The summarizer is a real (weak) baseline: it picks the context sentences that share most
+keywords with the query, one bullet per distinct sentence, citing every context document that
+contains the sentence. The judge compares an insight's specific tokens (numbers and capitalised
+names) with each bullet: all present is full coverage, some is partial.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from builders.summhay.retrieval import keywords
+
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+_NUMBER = re.compile(r"\d[\d,.]*\d|\d")
+_NAME = re.compile(r"\b[A-Z][a-z]+\b")
+
+
+def summarize(v: Mapping[str, Any]) -> str:
+    """Up to ``bullets`` bullets of the context sentences closest to the query, with citations."""
+    wanted = keywords(v["query"])
+    found: dict[str, list[str]] = {}
+    score: dict[str, int] = {}
+    for doc in v["documents"]:
+        for raw in _SENTENCE.split(doc["text"]):
+            sentence = re.sub(r"^[A-Z][a-z]+: ", "", raw.strip())  # a speaker's name
+            if len(sentence.split()) < 5:
+                continue
+            overlap = len(wanted & keywords(sentence))
+            if overlap:
+                found.setdefault(sentence, []).append(doc["document_id"])
+                score[sentence] = overlap
+    best = sorted(found, key=lambda s: (-score[s], -len(found[s]), s))[: v["bullets"]]
+    return "\n".join(f"- {s} [{', '.join(dict.fromkeys(found[s]))}]" for s in best)
+
+
+def specific_tokens(text: str) -> set[str]:
+    """Numbers (without separators) and capitalised words after the first word."""
+    numbers = {n.replace(",", "").rstrip(".") for n in _NUMBER.findall(text)}
+    words = text.split()
+    names = set(_NAME.findall(" ".join(words[1:]))) | (
+        {words[0]} if words and _NAME.fullmatch(words[0]) else set()
+    )
+    return numbers | names
+
+
+def judge(v: Mapping[str, Any]) -> str:
+    """Full when a bullet holds every specific token of the insight, partial when some."""
+    wanted = specific_tokens(v["insight"])
+    best, best_hits = None, 0
+    for bullet in v["bullets"]:
+        hits = len(wanted & specific_tokens(bullet["text"]))
+        if hits > best_hits:
+            best, best_hits = bullet["bullet_id"], hits
+    if best is None or not wanted:
+        return json.dumps({"coverage": "none", "bullet_id": "NA"})
+    coverage = "full" if best_hits == len(wanted) else "partial"
+    return json.dumps({"coverage": coverage, "bullet_id": best})
+
+
+def responders() -> dict[str, Any]:
+    """Template responders of the evaluation prompts."""
+    return {"summhay/summarize": summarize, "summhay/judge": judge}
