@@ -169,6 +169,34 @@ def stage_summhay(
     )
 
 
+@stage_app.command("baselines")
+def stage_baselines(
+    params: ParamsOption = Path("params.yaml"),
+    haystacks: Annotated[
+        Path, typer.Option(help="SummHay haystacks (the summhay stage's output).")
+    ] = DATA_ROOT / "summhay" / "haystacks.parquet",
+    out: Annotated[Path, typer.Option(help="Output folder.")] = DATA_ROOT / "baselines",
+) -> None:
+    """Reference baselines: retrieval bounds and summarize-then-judge scores per retriever.
+
+    Writes OUT/summhay_contexts.parquet, OUT/summhay_scores.parquet, OUT/summhay.json (DVC
+    metrics: coverage bound and mean scores per retriever) and OUT/stats.json.
+    """
+    from pipelines.stages.baselines import run_baselines
+
+    def run() -> StageStats:
+        p = load_params(params)
+        return run_baselines(p.baselines, p.llm, haystacks, out)
+
+    stats = _guarded(run)
+    metrics = json.loads((out / "summhay.json").read_text("utf-8"))
+    bounds = ", ".join(f"{k} {v:.0f}" for k, v in metrics["coverage_bound"].items())
+    typer.echo(
+        f"baselines: {stats.counts['summhay_contexts']} SummHay contexts; coverage bound by "
+        f"retriever: {bounds} -> {out}/"
+    )
+
+
 snapshot_app = typer.Typer(help="Rebuild parts of the embedded snapshot.", no_args_is_help=True)
 app.add_typer(snapshot_app, name="snapshot")
 

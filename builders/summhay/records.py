@@ -228,3 +228,47 @@ ORDER_SCHEMA = pa.schema(
         pa.field("document_ids", pa.list_(pa.string())),
     ]
 )
+
+CONTEXT_SCHEMA = pa.schema(
+    [
+        pa.field("topic_id", pa.string(), nullable=False),
+        pa.field("subtopic_id", pa.string()),
+        pa.field("retriever", pa.string()),
+        pa.field("document_ids", pa.list_(pa.string())),
+        pa.field("context_tokens", pa.int64()),
+        pa.field("reachable", pa.int32()),
+        pa.field("insights", pa.int32()),
+    ]
+)
+"""One retriever's context for one subtopic, and how many insights it can reach."""
+
+_VERDICT = pa.struct(
+    [
+        ("insight_id", pa.string()),
+        ("coverage", pa.string()),
+        ("bullet_id", pa.int32()),
+        ("f1", pa.float64()),
+        ("problem", pa.string()),
+    ]
+)
+
+SCORE_SCHEMA = pa.schema(
+    [
+        *CONTEXT_SCHEMA,
+        pa.field("status", pa.string()),
+        pa.field("reason", pa.string()),
+        pa.field("summary", pa.string()),
+        pa.field("bullets", pa.int32()),
+        pa.field("insights_scored", pa.int32()),
+        pa.field("covered", pa.int32()),
+        pa.field("coverage", pa.float64()),
+        pa.field("citation", pa.float64()),
+        pa.field("joint", pa.float64()),
+        pa.field("citation_precision", pa.float64()),
+        pa.field("citation_recall", pa.float64()),
+        pa.field("retrievable_citation_recall", pa.float64()),
+        pa.field("citation_problems", pa.int32()),
+        pa.field("verdicts", pa.list_(_VERDICT)),
+    ]
+)
+"""A summary of one context, with the judge's verdict per insight and the SummHay scores."""

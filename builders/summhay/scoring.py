@@ -162,7 +162,7 @@ def summarize_scores(scores: Sequence[InsightScore]) -> dict[str, float | int]:
     covered = [s for s in scores if s.coverage > 0]
     reachable = [s.retrievable_recall for s in covered if s.retrievable_recall is not None]
     return {
-        "insights": len(scores),
+        "insights_scored": len(scores),
         "covered": len(covered),
         "coverage": 100 * fmean(s.coverage for s in scores) if scores else 0.0,
         "citation": 100 * fmean(s.f1 for s in covered) if covered else 0.0,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -93,12 +94,14 @@ def test_repro_builds_the_selection_then_does_nothing_then_follows_params(projec
 
     haystacks = project / "data" / "summhay" / "haystacks.parquet"
     assert pq.read_table(haystacks).num_rows >= 1
+    bounds = json.loads((project / "data" / "baselines" / "summhay.json").read_text())
+    assert bounds["coverage_bound"]["oracle"] == 100.0
 
     params = yaml.safe_load(params_file.read_text())
     params["summhay"]["documents"] = 12
     params_file.write_text(yaml.safe_dump(params, sort_keys=False))
     fourth = _dvc(project, "repro")
-    assert "Running stage 'summhay'" in fourth
+    assert "Running stage 'summhay'" in fourth and "Running stage 'baselines'" in fourth
     assert not any(f"Running stage '{s}'" in fourth for s in ("wiki", "web", "wikigen"))
     table = pq.read_table(haystacks).to_pylist()
     assert table and all(len(row["documents"]) == 12 for row in table)

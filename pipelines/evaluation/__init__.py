@@ -1,0 +1,1 @@
+"""Evaluation through the LLM layer: summarizers and judges run on built benchmarks."""

@@ -1,0 +1,194 @@
+"""SummHay's RAG setting, run as a reference baseline.
+
+For every haystack, subtopic and retriever: rank the documents, fill the token budget, bound the
+coverage; then (optionally) summarize the context through the LLM layer, judge every reference
+insight against the summary's bullets, and score coverage, citation and joint.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from statistics import fmean
+from typing import Any
+
+from builders.summhay.answers import JudgeAnswer, known_coverage
+from builders.summhay.records import Haystack, Subtopic
+from builders.summhay.retrieval import (
+    coverage_bound,
+    fill_context,
+    keyword_scores,
+    oracle_scores,
+    random_scores,
+)
+from builders.summhay.scoring import Verdict, parse_summary, score_insights, summarize_scores
+from pipelines.llm import Ask, LLMClient, TextAnswer
+from pipelines.settings import BaselinesSettings
+
+Scorer = Callable[[Haystack, Subtopic], list[float]]
+
+
+def scorers(settings: BaselinesSettings) -> dict[str, Scorer]:
+    """The configured retrievers, by name; models load only when their retriever is asked for."""
+    rng = random.Random(settings.seed)
+    out: dict[str, Scorer] = {}
+    for name in settings.summhay.retrievers:
+        if name == "random":
+            out[name] = lambda h, s: random_scores(len(h.documents), rng)
+        elif name == "keywords":
+            out[name] = lambda h, s: keyword_scores(s.query, [d.text for d in h.documents])
+        elif name == "bm25":
+            from pipelines.retrieval.bm25 import bm25_scores
+
+            out[name] = lambda h, s: bm25_scores(s.query, [d.text for d in h.documents])
+        elif name == "dense":
+            from pipelines.retrieval.dense import DenseScorer
+
+            encoder = DenseScorer(settings.dense_model)
+            out[name] = lambda h, s, e=encoder: e.scores(s.query, [d.text for d in h.documents])
+        elif name == "oracle":
+            out[name] = lambda h, s: oracle_scores(h, s.subtopic_id)
+    return out
+
+
+@dataclass(frozen=True)
+class Context:
+    """What one retriever put in front of the summarizer for one subtopic."""
+
+    haystack: Haystack
+    subtopic: Subtopic
+    retriever: str
+    document_ids: list[str]
+    tokens: int
+    reachable: int
+    insights: int
+
+    def row(self) -> dict[str, Any]:
+        return {
+            "topic_id": self.haystack.topic.topic_id,
+            "subtopic_id": self.subtopic.subtopic_id,
+            "retriever": self.retriever,
+            "document_ids": self.document_ids,
+            "context_tokens": self.tokens,
+            "reachable": self.reachable,
+            "insights": self.insights,
+        }
+
+
+def contexts(
+    haystack: Haystack, retrievers: dict[str, Scorer], token_counts: Sequence[int], budget: int
+) -> Iterable[Context]:
+    """Every retriever's context for every subtopic of ``haystack``."""
+    ids = [d.document_id for d in haystack.documents]
+    tokens = dict(zip(ids, token_counts, strict=True))
+    for subtopic in haystack.subtopics:
+        for name, score in retrievers.items():
+            chosen = fill_context(ids, score(haystack, subtopic), token_counts, budget)
+            reachable, total = coverage_bound(haystack, subtopic.subtopic_id, set(chosen))
+            yield Context(
+                haystack, subtopic, name, chosen, sum(tokens[i] for i in chosen), reachable, total
+            )
+
+
+def _has_bullets(answer: TextAnswer) -> str | None:
+    return None if parse_summary(answer.text) else "the summary has no bullet points"
+
+
+def evaluate(client: LLMClient, batch: Sequence[Context]) -> list[dict[str, Any]]:
+    """Summarize each context, judge each insight, and score; one row per context."""
+    texts = {d.document_id: d.text for c in batch for d in c.haystack.documents}
+    summaries = list(
+        client.ask_many(
+            (
+                Ask(
+                    "summhay/summarize",
+                    {
+                        "query": c.subtopic.query,
+                        "bullets": c.insights,
+                        "documents": [{"document_id": i, "text": texts[i]} for i in c.document_ids],
+                    },
+                    TextAnswer,
+                    _has_bullets,
+                )
+                for c in batch
+            ),
+            "baselines: summarizing",
+            len(batch),
+        )
+    )
+    judged: list[tuple[Context, Any, list[Any]]] = []
+    asks = []
+    for c, summary in zip(batch, summaries, strict=True):
+        bullets = parse_summary(summary.value.text) if summary.ok else []
+        shown = [{"bullet_id": b.bullet_id, "text": b.text} for b in bullets]
+        insights = [i for i in c.haystack.insights if i.subtopic_id == c.subtopic.subtopic_id]
+        judged.append((c, summary, bullets))
+        asks += [
+            Ask("summhay/judge", {"bullets": shown, "insight": i.text}, JudgeAnswer, known_coverage)
+            for i in insights
+            if summary.ok
+        ]
+    verdicts = iter(client.ask_many(asks, "baselines: judging", len(asks)))
+    rows = []
+    for c, summary, bullets in judged:
+        base = c.row() | {"summary": summary.value.text if summary.ok else ""}
+        if not summary.ok:
+            rows.append(base | {"status": "failed", "reason": summary.error, "verdicts": []})
+            continue
+        insights = [i for i in c.haystack.insights if i.subtopic_id == c.subtopic.subtopic_id]
+        found, problems = [], {}
+        for insight in insights:
+            outcome = next(verdicts)
+            if outcome.ok:
+                coverage, bullet = outcome.value.normalized()
+                found.append(Verdict(insight.insight_id, coverage, bullet))  # type: ignore[arg-type]
+            else:
+                found.append(Verdict(insight.insight_id, "none", None))
+                problems[insight.insight_id] = f"judge failed: {outcome.error}"
+        gold = {i.insight_id: set(c.haystack.gold(i.insight_id)) for i in insights}
+        doc_ids = [d.document_id for d in c.haystack.documents]
+        scores = score_insights(found, bullets, gold, doc_ids, set(c.document_ids))
+        rows.append(
+            base
+            | {"status": "ok", "reason": ""}
+            | summarize_scores(scores)
+            | {
+                "bullets": len(bullets),
+                "verdicts": [
+                    {
+                        "insight_id": v.insight_id,
+                        "coverage": v.coverage,
+                        "bullet_id": v.bullet_id,
+                        "f1": s.f1,
+                        "problem": problems.get(v.insight_id, s.problem),
+                    }
+                    for v, s in zip(found, scores, strict=True)
+                ],
+            }
+        )
+    return rows
+
+
+SCORE_KEYS = (
+    "coverage",
+    "citation",
+    "joint",
+    "citation_precision",
+    "citation_recall",
+    "retrievable_citation_recall",
+)
+
+
+def average_scores(rows: Sequence[dict[str, Any]]) -> dict[str, dict[str, float | int]]:
+    """Per retriever: the mean of each score over its summaries (SummHay averages summaries),
+    with the number of summaries and of failed ones."""
+    out: dict[str, dict[str, float | int]] = {}
+    for name in sorted({r["retriever"] for r in rows}):
+        mine = [r for r in rows if r["retriever"] == name]
+        ok = [r for r in mine if r["status"] == "ok"]
+        entry: dict[str, float | int] = {"summaries": len(ok), "failed": len(mine) - len(ok)}
+        for key in SCORE_KEYS:
+            entry[key] = round(fmean(r[key] for r in ok), 2) if ok else 0.0
+        out[name] = entry
+    return out

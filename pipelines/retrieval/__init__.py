@@ -1,0 +1,1 @@
+"""Retrieval: token counting, BM25 and dense scoring over document texts."""

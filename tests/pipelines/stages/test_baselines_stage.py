@@ -1,0 +1,94 @@
+"""The baselines stage on the snapshot's haystacks: contexts within budget, bounds, scores."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from builders.summhay.records import CONTEXT_SCHEMA, SCORE_SCHEMA
+from pipelines.errors import MissingInputError
+from pipelines.retrieval.tokens import TokenCounter
+from pipelines.settings import Params
+from pipelines.stages.baselines import run_baselines
+from pipelines.stages.summhay import run_summhay
+from pipelines.stages.web import run_web
+from pipelines.stages.wiki import run_wiki
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory, params: Params) -> tuple[Path, Path]:
+    tmp = tmp_path_factory.mktemp("baselines")
+    run_wiki(params.wiki, tmp / "wiki")
+    run_web(params.sources, tmp / "wiki" / "articles.parquet", tmp / "web")
+    llm = params.llm.model_copy(update={"cache": tmp / "llm.sqlite"})
+    run_summhay(
+        params.summhay,
+        llm,
+        tmp / "summhay",
+        articles_path=tmp / "wiki" / "articles.parquet",
+        documents_path=tmp / "web" / "documents.parquet",
+    )
+    run_baselines(params.baselines, llm, tmp / "summhay" / "haystacks.parquet", tmp / "baselines")
+    return tmp / "summhay" / "haystacks.parquet", tmp / "baselines"
+
+
+def test_contexts_fit_the_budget_and_bounds_match_them(built, params: Params) -> None:
+    haystacks_path, out = built
+    contexts = pq.read_table(out / "summhay_contexts.parquet")
+    assert contexts.schema.equals(CONTEXT_SCHEMA, check_metadata=False)
+    budget = params.baselines.summhay.context_tokens
+    texts = {
+        d["document_id"] + r["topic_id"]: d["text"]
+        for r in pq.read_table(haystacks_path).to_pylist()
+        for d in r["documents"]
+    }
+    counter = TokenCounter()
+    rows = contexts.to_pylist()
+    retrievers = set(params.baselines.summhay.retrievers)
+    assert {r["retriever"] for r in rows} == retrievers
+    for row in rows:
+        assert row["document_ids"] and row["context_tokens"] <= budget
+        tokens = counter.count([texts[d + row["topic_id"]] for d in row["document_ids"]])
+        assert sum(tokens) == row["context_tokens"]
+    metrics = json.loads((out / "summhay.json").read_text())
+    for name in retrievers:
+        mine = [r for r in rows if r["retriever"] == name]
+        expected = 100 * sum(r["reachable"] for r in mine) / sum(r["insights"] for r in mine)
+        assert metrics["coverage_bound"][name] == pytest.approx(expected, abs=0.01)
+    assert metrics["coverage_bound"]["oracle"] == 100.0
+    assert all(v <= 100.0 for v in metrics["coverage_bound"].values())
+    assert metrics["tokenizer"] == "sentence-transformers/all-MiniLM-L6-v2"
+
+
+def test_every_context_is_summarized_judged_and_scored(built, params: Params) -> None:
+    _, out = built
+    scores = pq.read_table(out / "summhay_scores.parquet")
+    assert scores.schema.equals(SCORE_SCHEMA, check_metadata=False)
+    rows = scores.to_pylist()
+    assert len(rows) == pq.read_table(out / "summhay_contexts.parquet").num_rows
+    for row in rows:
+        if row["status"] != "ok":
+            assert row["reason"] and not row["verdicts"]
+            continue
+        assert len(row["verdicts"]) == row["insights"] == row["insights_scored"]
+        # a covered insight is never counted beyond what the context could reach
+        assert row["covered"] <= row["reachable"] or row["retriever"] == "oracle"
+        assert 0 <= row["joint"] <= row["coverage"] <= 100
+    metrics = json.loads((out / "summhay.json").read_text())
+    ok = [r for r in rows if r["status"] == "ok" and r["retriever"] == "oracle"]
+    assert metrics["scores"]["oracle"]["summaries"] == len(ok)
+    assert metrics["scores"]["oracle"]["coverage"] == pytest.approx(
+        sum(r["coverage"] for r in ok) / len(ok), abs=0.01
+    )
+    stats = json.loads((out / "stats.json").read_text())
+    assert stats["llm"]["by_prompt"]["summhay/judge"]["asks"] == sum(
+        len(r["verdicts"]) for r in rows
+    )
+
+
+def test_missing_haystacks_name_the_stage_to_run(tmp_path: Path, params: Params) -> None:
+    with pytest.raises(MissingInputError, match="run 'dvc repro summhay' first"):
+        run_baselines(params.baselines, params.llm, tmp_path / "none.parquet", tmp_path / "out")
