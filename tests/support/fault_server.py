@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import gzip
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from tests.support.http_server import in_thread
 
 PAGE = (
     b"<!DOCTYPE html><html><head><title>Fine</title></head><body><p>A fine page.</p></body></html>"
@@ -97,10 +98,5 @@ def fault_server(host: str = "127.0.0.1") -> Iterator[_Server]:
     """Run the server on ``host`` at a free port; ``server.requests`` logs (path, User-Agent)."""
     server = _Server((host, 0), _Handler)
     server.requests = []
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with in_thread(server):
         yield server
-    finally:
-        server.shutdown()
-        server.server_close()

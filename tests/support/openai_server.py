@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from tests.support.http_server import in_thread
+
 Reply = Callable[[dict[str, Any], int], "str | tuple[int, dict[str, str], str]"]
 
 
@@ -98,11 +100,5 @@ def openai_server(reply: Reply, latency_s: float = 0.0) -> Iterator[tuple[str, S
             status, headers, payload = answer
             self._send(status, payload, headers)
 
-    server = _Server(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with in_thread(_Server(("127.0.0.1", 0), Handler)) as server:
         yield f"http://127.0.0.1:{server.server_address[1]}/v1", seen
-    finally:
-        server.shutdown()
-        server.server_close()
