@@ -43,8 +43,28 @@ class SummhaySettings(BaseModel):
     max_insights_per_subtopic: StrictInt = Field(
         4, ge=1, description="Per subtopic in one document (SummHay: up to 4)."
     )
+    dedup: Literal["lexical", "embedding"] = Field(
+        "lexical",
+        description=(
+            "How near-duplicate insights are found: word-set Jaccard, or the cosine of sentence "
+            "embeddings (all-MiniLM-L6-v2 by default, or dedup_model)."
+        ),
+    )
     dedup_threshold: float = Field(
-        0.7, gt=0, le=1, description="Word-set Jaccard at which two insights count as one."
+        0.7, gt=0, le=1, description="Jaccard (lexical) at which two insights count as one."
+    )
+    dedup_cosine: float = Field(
+        0.85,
+        gt=0,
+        le=1,
+        description=(
+            "Cosine (embedding) at which two insights count as one; MiniLM puts paraphrases at "
+            "about 0.8-0.95 and unrelated facts below 0.5. Template insights share one sentence "
+            "shape, so the template backend keeps lexical dedup."
+        ),
+    )
+    dedup_model: str | None = Field(
+        None, description="Sentence encoder for embedding dedup; unset: all-MiniLM-L6-v2."
     )
     document_attempts: StrictInt = Field(
         3, ge=1, description="Generations per document before it is dropped."

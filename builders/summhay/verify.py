@@ -6,6 +6,7 @@ dropped silently.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -25,21 +26,39 @@ def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     return len(a & b) / len(a | b) if a or b else 0.0
 
 
-def near_duplicates(
-    insights: Sequence[Insight], threshold: float
-) -> tuple[list[Insight], dict[str, str]]:
-    """Keep the first of every group of insights whose word-set Jaccard is at least ``threshold``.
+def cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    """Cosine similarity of two vectors (0 when either is all zeros)."""
+    dot = sum(x * y for x, y in zip(a, b, strict=True))
+    norm = math.sqrt(sum(x * x for x in a) * sum(y * y for y in b))
+    return dot / norm if norm else 0.0
 
-    Returns the kept insights and ``{dropped id: id of the insight it repeats}``. Exact
-    duplicates (after lower-casing) are always dropped.
+
+def near_duplicates(
+    insights: Sequence[Insight],
+    threshold: float,
+    vectors: Sequence[Sequence[float]] | None = None,
+) -> tuple[list[Insight], dict[str, str]]:
+    """Keep the first of every group of insights whose similarity is at least ``threshold``.
+
+    Similarity is the cosine of ``vectors`` (one embedding per insight) when given, else the
+    word-set Jaccard. Returns the kept insights and ``{dropped id: id of the insight it
+    repeats}``.
     """
-    kept: list[tuple[Insight, frozenset[str]]] = []
+    if vectors is not None and len(vectors) != len(insights):
+        raise ValueError(f"{len(vectors)} vectors for {len(insights)} insights")
+    kept: list[tuple[Insight, int]] = []
     dropped: dict[str, str] = {}
-    for insight in insights:
-        words = word_set(insight.text)
-        match = next((k for k, w in kept if jaccard(words, w) >= threshold), None)
+    words = [word_set(i.text) for i in insights]
+
+    def similar(a: int, b: int) -> bool:
+        if vectors is not None:
+            return cosine(vectors[a], vectors[b]) >= threshold
+        return jaccard(words[a], words[b]) >= threshold
+
+    for n, insight in enumerate(insights):
+        match = next((k for k, m in kept if similar(n, m)), None)
         if match is None:
-            kept.append((insight, words))
+            kept.append((insight, n))
         else:
             dropped[insight.insight_id] = match.insight_id
     return [k for k, _ in kept], dropped

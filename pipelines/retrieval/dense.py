@@ -7,6 +7,7 @@ embed stage's encoder registry (GPU paths, caching) replaces this for large corp
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cache
 from typing import Any
 
 from pipelines.retrieval.models import ModelError, default_minilm, display_name
@@ -56,3 +57,9 @@ class DenseScorer:
         docs = self.embed(texts)
         q = self.embed([query])[0]
         return [float(x) for x in docs @ q]
+
+
+@cache
+def shared_scorer(model: str | None = None) -> DenseScorer:
+    """One loaded encoder per model name for the whole process."""
+    return DenseScorer(model)

@@ -109,7 +109,13 @@ def synthesize(client: LLMClient, topic: TopicRecord, settings: SummhaySettings)
     subtopics = answered
 
     # 3. near-duplicates across the haystack
-    insights, repeats = near_duplicates(insights, settings.dedup_threshold)
+    if settings.dedup == "embedding" and insights:
+        from pipelines.retrieval.dense import shared_scorer
+
+        vectors = shared_scorer(settings.dedup_model).embed([i.text for i in insights]).tolist()
+        insights, repeats = near_duplicates(insights, settings.dedup_cosine, vectors)
+    else:
+        insights, repeats = near_duplicates(insights, settings.dedup_threshold)
     for dropped, kept in repeats.items():
         result.drop("insight", dropped, "dedup", "near_duplicate", f"repeats {kept}")
 

@@ -43,3 +43,10 @@ def test_misclassified_insights_get_a_reason() -> None:
         "S1.2": "written for S1, classified as S2",
         "S2.1": "the classifier gave no subtopic",
     }
+
+
+def test_near_duplicates_by_vector_cosine() -> None:
+    insights = [Insight("S1.1", "S1", "a"), Insight("S1.2", "S1", "b"), Insight("S2.1", "S2", "c")]
+    vectors = [[1.0, 0.0], [0.96, 0.28], [0.0, 1.0]]  # cos(1, 2) = 0.96, cos(1, 3) = 0
+    kept, dropped = near_duplicates(insights, 0.9, vectors)
+    assert [i.insight_id for i in kept] == ["S1.1", "S2.1"] and dropped == {"S1.2": "S1.1"}

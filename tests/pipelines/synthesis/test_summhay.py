@@ -170,3 +170,25 @@ def test_empty_documents_count_as_failed_attempts(tmp_path: Path, text: str) -> 
     assert all(
         re.search("the answer is empty", d.detail) for d in result.drops if d.kind == "document"
     )
+
+
+def test_embedding_dedup_catches_a_paraphrase_lexical_misses(tmp_path: Path) -> None:
+    def insights(v: Mapping[str, Any]) -> str:
+        answer = json.loads(template.insights(v))
+        if v["index"] == 1:
+            answer["insights"] = [
+                "The council approved 4,200 euros for new flood barriers on 3 May.",
+                "On 3 May the council signed off 4,200 euros for new flood defences.",
+                "Forty volunteers cleared the river bank near Brask on Sunday.",
+            ]
+        return json.dumps(answer)
+
+    responders = {**template.responders(), "summhay/insights": insights}
+    llm = LLMSettings(backend="template", cache=tmp_path / "c.sqlite")
+    found = {}
+    for method in ("lexical", "embedding"):
+        settings = SETTINGS.model_copy(update={"dedup": method, "dedup_cosine": 0.75})
+        result = synthesize(LLMClient(llm, TemplateBackend(responders)), TOPIC, settings)
+        found[method] = {d.item_id: d.detail for d in result.drops if d.step == "dedup"}
+    assert found["lexical"] == {}
+    assert found["embedding"] == {"S1.2": "repeats S1.1"}
