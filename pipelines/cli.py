@@ -43,6 +43,7 @@ DATA_ROOT = Path("data")
 ArticlesOption = Annotated[Path, typer.Option(help="Selected events (the wiki stage's output).")]
 DocumentsOption = Annotated[Path, typer.Option(help="Related documents (the web stage's output).")]
 ARTICLES = DATA_ROOT / "wiki" / "articles.parquet"
+HAYSTACKS = DATA_ROOT / "summhay" / "haystacks.parquet"
 DOCUMENTS = DATA_ROOT / "web" / "documents.parquet"
 
 
@@ -174,7 +175,7 @@ def stage_baselines(
     params: ParamsOption = Path("params.yaml"),
     haystacks: Annotated[
         Path, typer.Option(help="SummHay haystacks (the summhay stage's output).")
-    ] = DATA_ROOT / "summhay" / "haystacks.parquet",
+    ] = HAYSTACKS,
     out: Annotated[Path, typer.Option(help="Output folder.")] = DATA_ROOT / "baselines",
 ) -> None:
     """Reference baselines: retrieval bounds and summarize-then-judge scores per retriever.
@@ -194,6 +195,50 @@ def stage_baselines(
     typer.echo(
         f"baselines: {stats.counts['summhay_contexts']} SummHay contexts; coverage bound by "
         f"retriever: {bounds} -> {out}/"
+    )
+
+
+@stage_app.command("chunk")
+def stage_chunk(
+    params: ParamsOption = Path("params.yaml"),
+    documents: DocumentsOption = DOCUMENTS,
+    haystacks: Annotated[
+        Path, typer.Option(help="SummHay haystacks (the summhay stage's output).")
+    ] = HAYSTACKS,
+    out: Annotated[Path, typer.Option(help="Output folder.")] = DATA_ROOT / "chunk",
+) -> None:
+    """Split documents into chunks of words or tokens with character and word offsets.
+
+    Writes OUT/chunks.parquet, OUT/skipped.parquet (documents without text) and OUT/stats.json.
+    """
+    from pipelines.stages.chunk import run_chunk
+
+    paths = {"web": documents, "summhay": haystacks}
+    stats = _guarded(lambda: run_chunk(load_params(params).chunk, paths, out))
+    c = stats.counts
+    typer.echo(f"chunk: {c['documents']} documents -> {c['chunks']} chunks -> {out}/")
+
+
+@stage_app.command("embed")
+def stage_embed(
+    params: ParamsOption = Path("params.yaml"),
+    chunks: Annotated[Path, typer.Option(help="Chunks (the chunk stage's output).")] = DATA_ROOT
+    / "chunk"
+    / "chunks.parquet",
+    out: Annotated[Path, typer.Option(help="Output folder.")] = DATA_ROOT / "embed",
+) -> None:
+    """Embed every chunk (cached by model and text), on CPU, GPUs or a Ray cluster.
+
+    Writes OUT/vectors/embeddings.parquet (chunk id, model, vector), OUT/vectors/index.faiss when
+    embed.faiss is on, and OUT/stats.json (cache hits, tokens/s, padding, agreement).
+    """
+    from pipelines.stages.embed import run_embed
+
+    stats = _guarded(lambda: run_embed(load_params(params).embed, chunks, out))
+    c = stats.counts
+    typer.echo(
+        f"embed: {c['chunks']} chunks, {c['cache_hits']} from the cache, {c['embedded']} "
+        f"embedded -> {out}/"
     )
 
 

@@ -58,6 +58,12 @@ class TableWriter:
         if len(self._buffer) >= self.batch_rows:
             self._flush()
 
+    def write_table(self, table: pa.Table) -> None:
+        """Write a whole table (after any buffered rows), e.g. columns built from arrays."""
+        self._flush()
+        self._writer.write_table(table.cast(self.schema))
+        self.rows += table.num_rows
+
     def _flush(self) -> None:
         if self._buffer:
             self._writer.write_table(pa.Table.from_pylist(self._buffer, schema=self.schema))

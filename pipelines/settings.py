@@ -18,6 +18,7 @@ from pydantic import (
 
 from builders.summhay.settings import SummhaySettings
 from builders.wikigen.select import EventSelection
+from pipelines.embed.settings import ChunkSettings, EmbedSettings
 from pipelines.errors import ParamsError
 from pipelines.llm.settings import LLMSettings
 from pipelines.paths import InputFile, ProjectPath
@@ -218,6 +219,8 @@ class Params(Strict):
     llm: LLMSettings = Field(default_factory=LLMSettings)
     summhay: SummhaySettings = Field(default_factory=SummhaySettings)
     baselines: BaselinesSettings = Field(default_factory=BaselinesSettings)
+    chunk: ChunkSettings = Field(default_factory=ChunkSettings)
+    embed: EmbedSettings = Field(default_factory=EmbedSettings)
 
 
 def _location(loc: tuple[Any, ...]) -> str:

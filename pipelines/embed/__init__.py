@@ -1,0 +1,1 @@
+"""Chunking and embedding: chunks of documents, encoders by name, local and Ray executors."""

@@ -1,0 +1,106 @@
+"""The ``chunk`` and ``embed`` settings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, model_validator
+
+from pipelines.paths import ProjectPath
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class RaySettings(_Strict):
+    """Where and how wide the Ray Data executor runs."""
+
+    address: str | None = Field(
+        None,
+        description=(
+            "Ray cluster to join, e.g. 'ray://head:10001' or 'auto'; unset: start a local "
+            "one on this machine."
+        ),
+    )
+    num_cpus: StrictInt | None = Field(None, gt=0, description="CPUs of a local cluster.")
+    actors: StrictInt = Field(2, gt=0, description="Embedding actors (one GPU each on GPU nodes).")
+    gpus_per_actor: float = Field(0, ge=0, description="0 on CPU nodes; 1 gives each actor a GPU.")
+    batch_rows: StrictInt = Field(1024, gt=0, description="Rows per Ray batch.")
+
+
+class ChunkSettings(_Strict):
+    """Documents become chunks of ``size`` words or tokens, overlapping by ``overlap``."""
+
+    corpora: list[Literal["web", "summhay"]] = Field(
+        default_factory=lambda: ["web"],
+        description="web: the web stage's usable documents; summhay: haystack documents.",
+    )
+    size: StrictInt = Field(256, gt=0, description="Chunk length (WikiGenBench: 256 words).")
+    overlap: StrictInt = Field(0, ge=0, description="Units shared by consecutive chunks.")
+    unit: Literal["words", "tokens"] = "words"
+    tokenizer: str | None = Field(
+        None, description="Tokenizer for unit 'tokens'; unset: the embed model's (MiniLM)."
+    )
+    executor: Literal["local", "ray"] = "local"
+    ray: RaySettings = Field(default_factory=RaySettings)
+
+    @model_validator(mode="after")
+    def _overlap_smaller(self) -> ChunkSettings:
+        if self.overlap >= self.size:
+            raise ValueError(f"overlap ({self.overlap}) must be smaller than size ({self.size})")
+        return self
+
+
+class EmbedSettings(_Strict):
+    """Which encoder embeds the chunks, on what, in what precision, and where vectors go."""
+
+    model: str = Field(
+        "minilm",
+        description=(
+            "An encoder of the registry (minilm, dpr, gtr, e5, bge) or a model folder / hub id "
+            "embedded with mean pooling."
+        ),
+    )
+    device: Literal["auto", "cpu", "cuda"] = Field("auto", description="auto: CUDA when present.")
+    dtype: Literal["auto", "float32", "bfloat16", "float16"] = Field(
+        "auto",
+        description=(
+            "auto: bfloat16 (float16 on GPUs without it). Agreement with float32: cosine above "
+            "0.999 for MiniLM."
+        ),
+    )
+    attention: Literal["auto", "sdpa", "eager", "flash_attention_2"] = "auto"
+    batch_tokens: StrictInt = Field(
+        0,
+        ge=0,
+        description="Padded tokens per batch (length x rows); 0: 2,048 on CPU, 65,536 on GPU.",
+    )
+    max_batch: StrictInt = Field(512, gt=0, description="Most texts in one batch.")
+    tokenizer_threads: StrictInt = Field(
+        2, ge=1, description="Threads tokenizing ahead of the model."
+    )
+    quantize: Literal["none", "int8"] = Field(
+        "none",
+        description=(
+            "int8: dynamic int8 linear layers on CPU, allowed only when a sample agrees with "
+            "float32 (min_cosine, min_overlap); the agreement is reported."
+        ),
+    )
+    min_cosine: float = Field(0.999, gt=0, le=1, description="Agreement floor for quantize.")
+    min_overlap: float = Field(0.99, gt=0, le=1, description="Top-10 overlap floor for quantize.")
+    block_rows: StrictInt = Field(
+        4096, gt=0, description="Texts per block; each finished block is kept in the cache."
+    )
+    agreement_sample: StrictInt = Field(
+        256, ge=0, description="Texts compared with float32 before a fast mode runs; 0: none."
+    )
+    vector_dtype: Literal["float16", "float32"] = "float16"
+    faiss: bool = Field(False, description="Also write a FAISS inner-product index.")
+    cache: ProjectPath = Field(
+        Path(".cache/embeddings/vectors.sqlite"),
+        description="Embedding cache by model and text hash; survives dvc repro.",
+    )
+    executor: Literal["local", "ray"] = "local"
+    ray: RaySettings = Field(default_factory=RaySettings)

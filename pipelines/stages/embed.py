@@ -1,0 +1,223 @@
+"""The ``embed`` stage: a vector for every chunk, computed once per text and encoder.
+
+1. Scan the chunks; texts already in the embedding cache (same encoder, precision and
+   quantization) are hits, the rest go to a to-do file.
+2. Embed the to-do texts block by block (locally, or on Ray), committing each finished block to
+   the cache, so a killed run loses at most the block in flight.
+3. Write ``vectors/embeddings.parquet`` (chunk id, model, vector) in chunk order from the cache,
+   and ``vectors/index.faiss`` (inner product, same row order) when ``faiss`` is on.
+
+Before a fast mode (bfloat16, float16, int8) embeds anything, a sample is compared with float32;
+below ``min_cosine`` or ``min_overlap`` the stage stops and says which setting to change.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from pipelines.embed.agreement import agreement
+from pipelines.embed.cache import EmbeddingCache, text_key
+from pipelines.embed.encoder import Encoder, EncodeStats
+from pipelines.embed.records import embedding_schema
+from pipelines.embed.registry import resolve
+from pipelines.embed.settings import EmbedSettings
+from pipelines.errors import BenchsmithError, MissingInputError
+from pipelines.outputs import TableWriter, staged_outputs, write_json
+from pipelines.progress import progress_iter
+from pipelines.stats import StageStats
+
+VECTORS = "vectors"
+EMBEDDINGS = "embeddings.parquet"
+INDEX = "index.faiss"
+TODO_SCHEMA = pa.schema([("key", pa.string()), ("text", pa.string())])
+
+
+class AgreementError(BenchsmithError):
+    """A fast embedding mode strays too far from float32."""
+
+
+def build_encoder(settings: EmbedSettings, **overrides: Any) -> Encoder:
+    """The configured encoder (``overrides`` replace settings, e.g. ``dtype="float32"``)."""
+    options = {
+        "device": settings.device,
+        "dtype": settings.dtype,
+        "attention": settings.attention,
+        "batch_tokens": settings.batch_tokens,
+        "max_batch": settings.max_batch,
+        "tokenizer_threads": settings.tokenizer_threads,
+        "quantize": settings.quantize,
+    } | overrides
+    return Encoder(resolve(settings.model), **options)
+
+
+def _blocks(path: Path, size: int, columns: list[str]) -> Iterator[dict[str, list[Any]]]:
+    for batch in pq.ParquetFile(path).iter_batches(batch_size=size, columns=columns):
+        yield batch.to_pydict()
+
+
+def check_agreement(settings: EmbedSettings, encoder: Encoder, texts: list[str]) -> dict[str, Any]:
+    """Compare ``encoder`` with float32 on ``texts``; raise below the floors."""
+    if encoder.dtype_name == "float32" and encoder.quantize == "none":
+        return {"mode": "float32", "checked": False}
+    reference = build_encoder(settings, dtype="float32", quantize="none").encode(texts)
+    result = agreement(reference, encoder.encode(texts))
+    mode = encoder.quantize if encoder.quantize != "none" else encoder.dtype_name
+    if result.mean_cosine < settings.min_cosine or result.overlap < settings.min_overlap:
+        raise AgreementError(
+            f"embed mode {mode} agrees with float32 at mean cosine {result.mean_cosine:.5f} and "
+            f"top-{result.top_k} overlap {result.overlap:.3f} on {result.texts} texts, below "
+            f"embed.min_cosine {settings.min_cosine} / embed.min_overlap {settings.min_overlap}; "
+            "use embed.dtype float32 and embed.quantize none, or lower the floors"
+        )
+    return {"mode": mode, "checked": True, **result.as_dict()}
+
+
+def embed_local(
+    encoder: Encoder, cache: EmbeddingCache, todo: Path, block_rows: int, total: int
+) -> EncodeStats:
+    """Embed the to-do texts block by block, committing each block to the cache."""
+    done = EncodeStats()
+    blocks = _blocks(todo, block_rows, ["key", "text"])
+    for block in progress_iter(blocks, "embed: blocks", total=-(-total // block_rows)):
+        vectors, stats = encoder.encode_with_stats(block["text"])
+        cache.put_many(zip(block["key"], vectors, strict=True))
+        done.add(stats)
+    return done
+
+
+def run_embed(settings: EmbedSettings, chunks_path: Path, out_dir: Path) -> StageStats:
+    """Embed every chunk of ``chunks_path``; write vectors (and the index) plus stats."""
+    if not chunks_path.is_file():
+        raise MissingInputError(f"missing {chunks_path}; run 'dvc repro chunk' first")
+    stats = StageStats("embed")
+    stats.counts.update({"chunks": 0, "cache_hits": 0, "embedded": 0})
+    encoder = build_encoder(settings)
+    fingerprint = encoder.fingerprint()
+    cache = EmbeddingCache(settings.cache)
+    summary_extra: dict[str, Any] = {}
+    with staged_outputs(out_dir) as scratch:
+        # 1. what the cache does not hold yet
+        todo = scratch / "todo.parquet"
+        queued: set[str] = set()
+        sample: list[str] = []
+        with TableWriter(todo, TODO_SCHEMA, batch_rows=settings.block_rows) as todo_out:
+            for block in _blocks(chunks_path, settings.block_rows, ["chunk_id", "text"]):
+                keys = [text_key(fingerprint, t) for t in block["text"]]
+                hits = cache.get_many(keys)
+                stats.update("chunks", len(keys))
+                for key, text in zip(keys, block["text"], strict=True):
+                    if key in hits:
+                        stats.update("cache_hits")
+                    elif key not in queued:
+                        queued.add(key)
+                        todo_out.write({"key": key, "text": text})
+                        if len(sample) < settings.agreement_sample:
+                            sample.append(text)
+        stats.update("embedded", len(queued))
+        del queued
+        # 2. embed what is missing, committing block by block
+        done = EncodeStats()
+        if stats.counts["embedded"] and sample:
+            summary_extra["agreement"] = check_agreement(settings, encoder, sample)
+        started = time.monotonic()
+        if stats.counts["embedded"]:
+            if settings.executor == "ray":
+                from pipelines.embed.ray_executor import ray_embed
+
+                done = ray_embed(settings, cache, todo)
+            else:
+                done = embed_local(
+                    encoder, cache, todo, settings.block_rows, stats.counts["embedded"]
+                )
+        seconds = time.monotonic() - started
+        todo.unlink()
+        # 3. the vectors in chunk order, from the cache
+        (scratch / VECTORS).mkdir()
+        index = None
+        schema = embedding_schema(settings.vector_dtype)
+        with TableWriter(scratch / VECTORS / EMBEDDINGS, schema, batch_rows=1024) as out:
+            for block in _blocks(chunks_path, settings.block_rows, ["chunk_id", "text"]):
+                keys = [text_key(fingerprint, t) for t in block["text"]]
+                found = cache.get_many(keys)
+                missing = [
+                    c for c, k in zip(block["chunk_id"], keys, strict=True) if k not in found
+                ]
+                if missing:
+                    raise BenchsmithError(f"embedding cache lost vectors of {missing[:3]}; rerun")
+                vectors = np.stack([found[k] for k in keys])
+                if settings.faiss:
+                    index = _add_to_index(index, vectors)
+                cast = vectors.astype(
+                    np.float16 if settings.vector_dtype == "float16" else np.float32
+                )
+                for chunk_id, vector in zip(block["chunk_id"], cast, strict=True):
+                    out.write({"chunk_id": chunk_id, "model": encoder.name, "vector": vector})
+        if index is not None:
+            import faiss
+
+            faiss.write_index(index, str(scratch / VECTORS / INDEX))
+        stats.finish()
+        summary = stats.to_dict()
+        summary.update(summary_extra)
+        summary["encoder"] = {
+            "name": encoder.name,
+            "model": encoder.spec.model or "sentence-transformers/all-MiniLM-L6-v2",
+            "fingerprint": fingerprint,
+            "device": encoder.devices[0] if len(encoder.devices) == 1 else encoder.devices,
+            "dtype": encoder.dtype_name,
+            "quantize": encoder.quantize,
+            "attention": encoder.attention,
+            "batch_tokens": encoder.batch_tokens,
+            "executor": settings.executor,
+        }
+        summary["throughput"] = {
+            "tokens": done.tokens,
+            "padded_tokens": done.padded_tokens,
+            "padding_ratio": round(done.padding, 4),
+            "batches": done.batches,
+            "seconds": round(seconds, 3),
+            "tokens_per_s": round(done.tokens / seconds, 1) if seconds and done.tokens else 0.0,
+        }
+        write_json(scratch / "stats.json", summary)
+    cache.close()
+    return stats
+
+
+def vector_table(
+    chunk_ids: list[str], model: str, vectors: np.ndarray, schema: pa.Schema
+) -> pa.Table:
+    """Rows of chunk id, model and vector, built from the array without a Python loop."""
+    value_type = schema.field("vector").type.value_type
+    flat = pa.array(
+        vectors.astype(np.float16 if value_type == pa.float16() else np.float32).ravel(),
+        type=value_type,
+    )
+    offsets = pa.array(np.arange(0, vectors.size + 1, vectors.shape[1], dtype=np.int32))
+    return pa.table(
+        {
+            "chunk_id": pa.array(chunk_ids, pa.string()),
+            "model": pa.array([model] * len(chunk_ids), pa.string()),
+            "vector": pa.ListArray.from_arrays(offsets, flat),
+        },
+        schema=schema,
+    )
+
+
+def _add_to_index(index: Any, vectors: np.ndarray) -> Any:
+    try:
+        import faiss
+    except ImportError:
+        raise BenchsmithError(
+            "embed.faiss needs the faiss-cpu package (pip install faiss-cpu)"
+        ) from None
+    if index is None:
+        index = faiss.IndexFlatIP(vectors.shape[1])
+    index.add(np.ascontiguousarray(vectors, dtype=np.float32))
+    return index
