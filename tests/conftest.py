@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from pipelines.settings import Params, load_params
-from tests.support.snapshot import ROOT
+from tests.support.snapshot import ROOT, SNAPSHOT_XML
 
 
 @pytest.fixture(scope="session")
@@ -28,3 +30,15 @@ def no_network_module():
     from tests.support.network import no_network as guard
 
     return guard
+
+
+@pytest.fixture(scope="session")
+def passages() -> list[str]:
+    """120 passages of 5 to 400 words (some past MiniLM's 256-token limit)."""
+    words = SNAPSHOT_XML.read_text().split()
+    rng = random.Random(5)
+    out = []
+    for _ in range(120):
+        start = rng.randrange(len(words) - 400)
+        out.append(" ".join(words[start : start + rng.randint(5, 400)]))
+    return out

@@ -1,0 +1,129 @@
+"""The chunk and embed stages: outputs, incremental rebuilds, the agreement gate, FAISS."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from pipelines.embed.records import CHUNK_SCHEMA, SKIPPED_SCHEMA
+from pipelines.embed.settings import ChunkSettings, EmbedSettings
+from pipelines.outputs import TableWriter
+from pipelines.stages.chunk import run_chunk
+from pipelines.stages.embed import AgreementError, run_embed
+
+
+def write_documents(path: Path, texts: list[str]) -> None:
+    rows = [
+        {"doc_id": f"d{i}", "event_id": f"e{i % 3}", "status": "ok", "text": t}
+        for i, t in enumerate(texts)
+    ]
+    rows.append({"doc_id": "dead", "event_id": "e0", "status": "dead", "text": ""})
+    rows.append({"doc_id": "blank", "event_id": "e1", "status": "ok", "text": "  \n "})
+    pq.write_table(pa.Table.from_pylist(rows), path)
+
+
+@pytest.fixture()
+def chunked(tmp_path: Path, passages: list[str]) -> Path:
+    docs = tmp_path / "documents.parquet"
+    write_documents(docs, passages[:40])
+    stats = run_chunk(ChunkSettings(size=64, overlap=8), {"web": docs}, tmp_path / "chunk")
+    assert stats.counts["documents"] == 41 and stats.dropped == {"whitespace_only": 1}
+    return tmp_path / "chunk" / "chunks.parquet"
+
+
+def settings(tmp_path: Path, **overrides: object) -> EmbedSettings:
+    return EmbedSettings.model_validate({"cache": tmp_path / "cache.sqlite", **overrides})
+
+
+def test_chunk_stage_writes_chunks_and_skips(chunked: Path) -> None:
+    table = pq.read_table(chunked)
+    assert table.schema.equals(CHUNK_SCHEMA, check_metadata=False)
+    skipped = pq.read_table(chunked.parent / "skipped.parquet")
+    assert skipped.schema.equals(SKIPPED_SCHEMA, check_metadata=False)
+    assert skipped.to_pylist() == [
+        {"corpus": "web", "document_id": "blank", "entry_id": "e1", "reason": "whitespace_only"}
+    ]
+    rows = table.to_pylist()
+    assert all(1 <= r["words"] <= 64 for r in rows) and len({r["chunk_id"] for r in rows}) == len(
+        rows
+    )
+    assert "dead" not in {r["document_id"] for r in rows}
+
+
+def test_embed_writes_one_float16_vector_per_chunk_in_order(tmp_path: Path, chunked: Path) -> None:
+    stats = run_embed(settings(tmp_path, faiss=True), chunked, tmp_path / "embed")
+    out = tmp_path / "embed" / "vectors"
+    table = pq.read_table(out / "embeddings.parquet")
+    assert (
+        table.column("chunk_id").to_pylist()
+        == pq.read_table(chunked).column("chunk_id").to_pylist()
+    )
+    assert table.schema.field("vector").type == pa.list_(pa.float16())
+    vectors = np.array(table.column("vector").to_pylist(), dtype=np.float32)
+    assert vectors.shape == (table.num_rows, 384)
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1, atol=2e-3)
+    saved = json.loads((tmp_path / "embed" / "stats.json").read_text())
+    assert saved["counts"]["embedded"] == stats.counts["chunks"] == table.num_rows
+    assert saved["agreement"]["mode"] == "bfloat16" and saved["agreement"]["min_cosine"] >= 0.999
+    assert 0 <= saved["throughput"]["padding_ratio"] < 0.2 and saved["throughput"]["tokens"] > 0
+
+    import faiss
+
+    index = faiss.read_index(str(out / "index.faiss"))
+    assert index.ntotal == table.num_rows
+    _, found = index.search(vectors[:5], 1)
+    assert found[:, 0].tolist() == [0, 1, 2, 3, 4]
+
+
+def test_rebuild_embeds_only_new_chunks(tmp_path: Path, passages: list[str]) -> None:
+    docs = tmp_path / "documents.parquet"
+    write_documents(docs, passages[:20])
+    run_chunk(ChunkSettings(), {"web": docs}, tmp_path / "chunk")
+    chunks = tmp_path / "chunk" / "chunks.parquet"
+    first = run_embed(settings(tmp_path), chunks, tmp_path / "embed")
+    before = pq.read_table(tmp_path / "embed" / "vectors" / "embeddings.parquet")
+    # new events bring new documents; the old ones keep their text
+    write_documents(docs, passages[:30])
+    run_chunk(ChunkSettings(), {"web": docs}, tmp_path / "chunk")
+    second = run_embed(settings(tmp_path), chunks, tmp_path / "embed")
+    assert second.counts["cache_hits"] == first.counts["chunks"]
+    assert second.counts["embedded"] == second.counts["chunks"] - first.counts["chunks"] > 0
+    after = pq.read_table(tmp_path / "embed" / "vectors" / "embeddings.parquet")
+    assert after.slice(0, before.num_rows).equals(before)
+
+
+def test_int8_is_refused_below_the_agreement_floor(tmp_path: Path, chunked: Path) -> None:
+    with pytest.raises(AgreementError, match=r"embed mode int8 agrees with float32 at mean cosine"):
+        run_embed(settings(tmp_path, quantize="int8"), chunked, tmp_path / "embed")
+    assert not (tmp_path / "embed" / "vectors").exists()
+    stats = run_embed(
+        settings(tmp_path, quantize="int8", min_cosine=0.9, min_overlap=0.5),
+        chunked,
+        tmp_path / "embed",
+    )
+    saved = json.loads((tmp_path / "embed" / "stats.json").read_text())
+    assert saved["agreement"]["mode"] == "int8" and saved["encoder"]["quantize"] == "int8"
+    assert 0.9 <= saved["agreement"]["mean_cosine"] < 0.999
+    assert stats.counts["embedded"] == stats.counts["chunks"]
+
+
+def test_missing_chunks_name_the_stage_to_run(tmp_path: Path) -> None:
+    from pipelines.errors import MissingInputError
+
+    with pytest.raises(MissingInputError, match="run 'dvc repro chunk' first"):
+        run_embed(settings(tmp_path), tmp_path / "none.parquet", tmp_path / "embed")
+    with pytest.raises(MissingInputError, match="run 'dvc repro web' first"):
+        run_chunk(ChunkSettings(), {"web": tmp_path / "none.parquet"}, tmp_path / "chunk")
+
+
+def test_write_table_appends_after_buffered_rows(tmp_path: Path) -> None:
+    schema = pa.schema([("a", pa.int64())])
+    with TableWriter(tmp_path / "t.parquet", schema) as writer:
+        writer.write({"a": 1})
+        writer.write_table(pa.table({"a": [2, 3]}))
+    assert pq.read_table(tmp_path / "t.parquet").column("a").to_pylist() == [1, 2, 3]
