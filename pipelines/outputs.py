@@ -85,3 +85,48 @@ class TableWriter:
 def write_json(path: Path, data: Any) -> None:
     """Write ``data`` as stable, indented JSON."""
     path.write_text(json.dumps(data, indent=2, sort_keys=True, default=str) + "\n", "utf-8")
+
+
+class ShardedTableWriter:
+    """Stream rows into numbered Parquet files of at most ``rows_per_shard`` rows each."""
+
+    def __init__(
+        self, folder: Path, schema: pa.Schema, rows_per_shard: int, pattern: str = "part-{:05d}"
+    ):
+        folder.mkdir(parents=True, exist_ok=True)
+        self.folder = folder
+        self.schema = schema
+        self.rows_per_shard = rows_per_shard
+        self.pattern = pattern
+        self.paths: list[Path] = []
+        self.rows = 0
+        self._current: TableWriter | None = None
+
+    def write(self, row: dict[str, Any]) -> None:
+        """Add a row, starting a new shard when the current one is full."""
+        if self._current is None or self._current.rows + len(self._current._buffer) >= (
+            self.rows_per_shard
+        ):
+            self._rotate()
+        assert self._current is not None
+        self._current.write(row)
+        self.rows += 1
+
+    def _rotate(self) -> None:
+        if self._current is not None:
+            self._current.close()
+        path = self.folder / f"{self.pattern.format(len(self.paths))}.parquet"
+        self.paths.append(path)
+        self._current = TableWriter(path, self.schema, batch_rows=min(1024, self.rows_per_shard))
+
+    def close(self) -> None:
+        """Finish the last shard."""
+        if self._current is not None:
+            self._current.close()
+            self._current = None
+
+    def __enter__(self) -> ShardedTableWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

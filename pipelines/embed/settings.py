@@ -27,7 +27,26 @@ class RaySettings(_Strict):
     num_cpus: StrictInt | None = Field(None, gt=0, description="CPUs of a local cluster.")
     actors: StrictInt = Field(2, gt=0, description="Embedding actors (one GPU each on GPU nodes).")
     gpus_per_actor: float = Field(0, ge=0, description="0 on CPU nodes; 1 gives each actor a GPU.")
+    cpus_per_actor: float = Field(
+        0.5,
+        gt=0,
+        description=(
+            "CPUs Ray reserves per CPU actor (its torch threads use every core regardless); "
+            "actors must leave a CPU free for the tasks that read and feed them."
+        ),
+    )
     batch_rows: StrictInt = Field(1024, gt=0, description="Rows per Ray batch.")
+
+    @model_validator(mode="after")
+    def _room_to_read(self) -> RaySettings:
+        reserved = 0 if self.gpus_per_actor else self.actors * self.cpus_per_actor
+        if self.num_cpus is not None and reserved > self.num_cpus - 1:
+            raise ValueError(
+                f"{self.actors} actors x {self.cpus_per_actor} CPUs leave no CPU of num_cpus "
+                f"{self.num_cpus} for reading, which would stall the pipeline; lower actors or "
+                "cpus_per_actor"
+            )
+        return self
 
 
 class ChunkSettings(_Strict):

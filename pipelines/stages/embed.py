@@ -13,6 +13,7 @@ below ``min_cosine`` or ``min_overlap`` the stage stops and says which setting t
 
 from __future__ import annotations
 
+import shutil
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -29,7 +30,7 @@ from pipelines.embed.records import embedding_schema
 from pipelines.embed.registry import resolve
 from pipelines.embed.settings import EmbedSettings
 from pipelines.errors import BenchsmithError, MissingInputError
-from pipelines.outputs import TableWriter, staged_outputs, write_json
+from pipelines.outputs import ShardedTableWriter, TableWriter, staged_outputs, write_json
 from pipelines.progress import progress_iter
 from pipelines.stats import StageStats
 
@@ -58,8 +59,11 @@ def build_encoder(settings: EmbedSettings, **overrides: Any) -> Encoder:
 
 
 def _blocks(path: Path, size: int, columns: list[str]) -> Iterator[dict[str, list[Any]]]:
-    for batch in pq.ParquetFile(path).iter_batches(batch_size=size, columns=columns):
-        yield batch.to_pydict()
+    """Blocks of a Parquet file, or of a folder of shards in name order."""
+    files = sorted(path.glob("*.parquet")) if path.is_dir() else [path]
+    for file in files:
+        for batch in pq.ParquetFile(file).iter_batches(batch_size=size, columns=columns):
+            yield batch.to_pydict()
 
 
 def check_agreement(settings: EmbedSettings, encoder: Encoder, texts: list[str]) -> dict[str, Any]:
@@ -104,10 +108,10 @@ def run_embed(settings: EmbedSettings, chunks_path: Path, out_dir: Path) -> Stag
     summary_extra: dict[str, Any] = {}
     with staged_outputs(out_dir) as scratch:
         # 1. what the cache does not hold yet
-        todo = scratch / "todo.parquet"
+        todo = scratch / "todo"
         queued: set[str] = set()
         sample: list[str] = []
-        with TableWriter(todo, TODO_SCHEMA, batch_rows=settings.block_rows) as todo_out:
+        with ShardedTableWriter(todo, TODO_SCHEMA, settings.block_rows) as todo_out:
             for block in _blocks(chunks_path, settings.block_rows, ["chunk_id", "text"]):
                 keys = [text_key(fingerprint, t) for t in block["text"]]
                 hits = cache.get_many(keys)
@@ -137,7 +141,7 @@ def run_embed(settings: EmbedSettings, chunks_path: Path, out_dir: Path) -> Stag
                     encoder, cache, todo, settings.block_rows, stats.counts["embedded"]
                 )
         seconds = time.monotonic() - started
-        todo.unlink()
+        shutil.rmtree(todo)
         # 3. the vectors in chunk order, from the cache
         (scratch / VECTORS).mkdir()
         index = None
