@@ -6,8 +6,9 @@
   the current one; copies to the GPU are non-blocking.
 - On CUDA every visible GPU holds a replica and pulls batches from one queue; on CPU the model
   uses every core. Vectors land at their texts' original positions.
-- Precision: bfloat16 by default (float16 on GPUs without bfloat16), SDPA attention; float32,
-  eager and flash attention are settings. ``int8`` quantizes linear layers dynamically (CPU).
+- Precision: bfloat16 by default (float16 on GPUs without bfloat16); attention SDPA on CUDA and
+  eager on CPU by default; float32 and flash attention are settings. ``int8`` quantizes linear
+  layers dynamically (CPU).
 """
 
 from __future__ import annotations
@@ -90,7 +91,9 @@ class Encoder:
         self.quantize = quantize
         self.dtype_name = self._dtype_name(dtype)
         self.dtype = getattr(torch, self.dtype_name)
-        self.attention = attention if attention != "auto" else "sdpa"
+        # auto: SDPA on CUDA; eager on CPU, about 10% faster there for short encoder inputs
+        # (bench/embed.py, docs/performance.md)
+        self.attention = attention if attention != "auto" else ("sdpa" if cuda else "eager")
         self.batch_tokens = batch_tokens or (GPU_BUDGET if cuda else CPU_BUDGET)
         self.max_batch = max_batch
         self.tokenizer_threads = tokenizer_threads

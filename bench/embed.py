@@ -1,0 +1,197 @@
+"""Benchmark the encoder against sentence-transformers, in one process, on the same inputs.
+
+Passages of 20 to 400 words are cut from the snapshot wiki. sentence-transformers is measured at
+its default (float32, batch 32) and at its best setting, found by a sweep over precision and batch
+size on the first ``--sweep`` passages; then ours and both reference settings embed all passages.
+Reported: tokens/s (real tokens, truncated to the model's maximum), documents/s, padding share,
+peak RSS growth during each run, and agreement with the float32 reference (cosine, top-10 overlap).
+
+    python bench/embed.py --passages 10000                 # CPU, MiniLM
+    python bench/embed.py --device cuda --passages 10000   # GPU, MiniLM
+    python bench/embed.py --device cuda --model bert-base-random   # GPU, BERT-base sized (random)
+
+``bert-base-random`` is a randomly initialised BERT-base built from its config with MiniLM's
+tokenizer: fine for speed, meaningless for quality.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import random
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import psutil
+import torch
+
+from pipelines.embed.agreement import agreement
+from pipelines.embed.encoder import Encoder
+from pipelines.embed.registry import EncoderSpec, resolve
+from pipelines.retrieval.models import default_minilm
+
+SNAPSHOT = Path(__file__).resolve().parents[1] / "snapshot" / "wiki" / "export.xml"
+
+
+def passages(n: int, seed: int = 0) -> list[str]:
+    """``n`` passages of 20 to 400 words from the snapshot."""
+    words = SNAPSHOT.read_text().split()
+    rng = random.Random(seed)
+    out = []
+    for _ in range(n):
+        start = rng.randrange(len(words) - 400)
+        out.append(" ".join(words[start : start + rng.randint(20, 400)]))
+    return out
+
+
+def peak_rss(run: Callable[[], np.ndarray]) -> tuple[np.ndarray, float, float]:
+    """Run, sampling RSS every 20 ms; return the result, seconds and peak growth in MB."""
+    proc = psutil.Process()
+    base = proc.memory_info().rss
+    peak = [base]
+    done = threading.Event()
+
+    def sample() -> None:
+        while not done.is_set():
+            peak[0] = max(peak[0], proc.memory_info().rss)
+            time.sleep(0.02)
+
+    thread = threading.Thread(target=sample, daemon=True)
+    thread.start()
+    start = time.perf_counter()
+    result = run()
+    seconds = time.perf_counter() - start
+    done.set()
+    thread.join()
+    return result, seconds, (peak[0] - base) / 2**20
+
+
+def model_folder(name: str, tmp: Path) -> str:
+    """A model folder: the packaged MiniLM, or a random BERT-base built from its config."""
+    if name == "minilm":
+        return default_minilm()
+    from transformers import AutoTokenizer, BertConfig, BertModel
+
+    torch.manual_seed(0)
+    folder = tmp / "bert-base-random"
+    BertModel(BertConfig()).save_pretrained(folder)
+    AutoTokenizer.from_pretrained(default_minilm()).save_pretrained(folder)
+    return str(folder)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--passages", type=int, default=10000)
+    parser.add_argument("--sweep", type=int, default=2000, help="passages for the ST sweep")
+    parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
+    parser.add_argument("--model", default="minilm", choices=["minilm", "bert-base-random"])
+    args = parser.parse_args()
+    from sentence_transformers import SentenceTransformer
+
+    texts = passages(args.passages)
+    tmp = Path(tempfile.mkdtemp())
+    folder = model_folder(args.model, tmp)
+    max_length = 256 if args.model == "minilm" else 512
+    spec = (
+        resolve("minilm")
+        if args.model == "minilm"
+        else EncoderSpec("bert-base", folder, max_length=max_length)
+    )
+    half = "bfloat16" if args.device == "cpu" or torch.cuda.is_bf16_supported() else "float16"
+    ours = Encoder(spec, device=args.device, dtype=half)
+    lengths = [
+        len(x) for x in ours.tokenizer(texts, truncation=True, max_length=max_length)["input_ids"]
+    ]
+    tokens = sum(lengths)
+    cpu = platform.processor() or platform.machine()
+    gpu = torch.cuda.get_device_name(0) if args.device == "cuda" else "none"
+    print(
+        f"machine: {cpu}, {os.cpu_count()} cores, GPU {gpu}, torch {torch.__version__}; "
+        f"model {args.model}; {len(texts)} passages, {tokens:,} tokens (max {max_length})"
+    )
+
+    def st_model(dtype: str) -> SentenceTransformer:
+        model = SentenceTransformer(folder, device=args.device)
+        model.max_seq_length = max_length
+        return model.to(getattr(torch, dtype))
+
+    def st_run(model: SentenceTransformer, batch: int, subset: list[str]) -> np.ndarray:
+        return model.encode(
+            subset, batch_size=batch, normalize_embeddings=True, convert_to_numpy=True
+        ).astype(np.float32)
+
+    # the sweep: sentence-transformers' best precision and batch size on a subset
+    sweep = texts[: args.sweep]
+    batches = [16, 32, 64] if args.device == "cpu" else [64, 128, 256, 512]
+    best = ("float32", 32, 0.0)
+    print(f"\nsweep of sentence-transformers on {len(sweep)} passages:")
+    for dtype in ("float32", half):
+        model = st_model(dtype)
+        st_run(model, 16, sweep[:32])  # warm-up
+        for batch in batches:
+            start = time.perf_counter()
+            st_run(model, batch, sweep)
+            rate = len(sweep) / (time.perf_counter() - start)
+            print(f"  {dtype} batch {batch}: {rate:.1f} passages/s")
+            if rate > best[2]:
+                best = (dtype, batch, rate)
+        del model
+
+    runs: list[tuple[str, Callable[[], np.ndarray], float]] = []
+    default = st_model("float32")
+    runs.append(
+        (
+            "sentence-transformers, float32, batch 32 (default)",
+            lambda: st_run(default, 32, texts),
+            0.0,
+        )
+    )
+    best_model = st_model(best[0])
+    runs.append(
+        (
+            f"sentence-transformers, {best[0]}, batch {best[1]} (best)",
+            lambda: st_run(best_model, best[1], texts),
+            0.0,
+        )
+    )
+    stats_box = {}
+
+    def ours_run() -> np.ndarray:
+        vectors, stats = ours.encode_with_stats(texts)
+        stats_box["padding"] = stats.padding
+        return vectors
+
+    ours.encode(texts[:32])  # warm-up
+    label = f"benchsmith, {half}, {ours.attention}, token budget {ours.batch_tokens}"
+    runs.append((label, ours_run, 0.0))
+
+    results = []
+    for label, run, _ in runs:
+        vectors, seconds, memory = peak_rss(run)
+        results.append((label, vectors, seconds, memory))
+    reference = results[0][1]
+    base = results[0][2]
+    print(
+        "\n| encoder | tokens/s | passages/s | vs ST default | padding | peak RSS growth MB "
+        "| mean cosine | min cosine | top-10 overlap |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for label, vectors, seconds, memory in results:
+        agree = agreement(reference, vectors)
+        padding = f"{stats_box['padding']:.3f}" if label.startswith("benchsmith") else "–"
+        print(
+            f"| {label} | {tokens / seconds:,.0f} | {len(texts) / seconds:,.1f} "
+            f"| {base / seconds:.2f}x | {padding} | {memory:,.0f} | {agree.mean_cosine:.5f} "
+            f"| {agree.min_cosine:.5f} | {agree.overlap:.3f} |"
+        )
+    ratio = results[1][2] / results[2][2]
+    print(f"\nbenchsmith vs sentence-transformers at its best: {ratio:.2f}x")
+
+
+if __name__ == "__main__":
+    main()
