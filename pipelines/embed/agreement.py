@@ -36,16 +36,29 @@ def _unit(x: np.ndarray) -> np.ndarray:
     return x / np.where(norms == 0, 1, norms)
 
 
-def neighbours(vectors: np.ndarray, k: int) -> np.ndarray:
-    """Indices of each row's ``k`` most similar other rows (inner product of unit vectors)."""
+def _similarities(vectors: np.ndarray) -> np.ndarray:
     unit = _unit(vectors)
     sims = unit @ unit.T
     np.fill_diagonal(sims, -np.inf)
-    return np.argsort(-sims, axis=1, kind="stable")[:, :k]
+    return sims
+
+
+def neighbours(vectors: np.ndarray, k: int) -> np.ndarray:
+    """Indices of each row's ``k`` most similar other rows (inner product of unit vectors)."""
+    return np.argsort(-_similarities(vectors), axis=1, kind="stable")[:, :k]
+
+
+TIE = 1e-3
+"""Neighbours whose reference similarity is within this of the k-th one share its rank:
+near-duplicate texts (two revisions of a page) tie, and their order is noise."""
 
 
 def agreement(reference: np.ndarray, candidate: np.ndarray, k: int = 10) -> Agreement:
-    """How closely ``candidate`` vectors follow ``reference`` vectors of the same texts."""
+    """How closely ``candidate`` vectors follow ``reference`` vectors of the same texts.
+
+    The top-k overlap counts a candidate neighbour as agreeing when its reference similarity
+    reaches the reference's k-th neighbour (less :data:`TIE`).
+    """
     if reference.shape != candidate.shape:
         raise ValueError(f"shapes differ: {reference.shape} and {candidate.shape}")
     cos = np.sum(_unit(reference) * _unit(candidate), axis=1)
@@ -53,6 +66,8 @@ def agreement(reference: np.ndarray, candidate: np.ndarray, k: int = 10) -> Agre
     k = min(k, n - 1)
     if k < 1:
         return Agreement(n, float(cos.mean()), float(cos.min()), 0, 1.0)
-    a, b = neighbours(reference, k), neighbours(candidate, k)
-    overlap = np.mean([len(set(x) & set(y)) / k for x, y in zip(a, b, strict=True)])
-    return Agreement(n, float(cos.mean()), float(cos.min()), k, float(overlap))
+    sims = _similarities(reference)
+    kth = -np.sort(-sims, axis=1)[:, k - 1]
+    found = neighbours(candidate, k)
+    agreeing = np.take_along_axis(sims, found, axis=1) >= (kth - TIE)[:, None]
+    return Agreement(n, float(cos.mean()), float(cos.min()), k, float(agreeing.mean()))

@@ -158,11 +158,7 @@ def run_embed(settings: EmbedSettings, chunks_path: Path, out_dir: Path) -> Stag
                 vectors = np.stack([found[k] for k in keys])
                 if settings.faiss:
                     index = _add_to_index(index, vectors)
-                cast = vectors.astype(
-                    np.float16 if settings.vector_dtype == "float16" else np.float32
-                )
-                for chunk_id, vector in zip(block["chunk_id"], cast, strict=True):
-                    out.write({"chunk_id": chunk_id, "model": encoder.name, "vector": vector})
+                out.write_table(vector_table(block["chunk_id"], encoder.name, vectors, schema))
         if index is not None:
             import faiss
 

@@ -106,3 +106,16 @@ def test_neighbour_overlap_of_identical_vectors_is_one() -> None:
     assert neighbours(vectors, 3).shape == (30, 3)
     noisy = vectors + np.random.default_rng(1).normal(scale=2.0, size=vectors.shape)
     assert agreement(vectors, noisy).overlap < 0.9
+
+
+def test_overlap_treats_near_duplicate_neighbours_as_tied() -> None:
+    rng = np.random.default_rng(2)
+    base = rng.normal(size=(12, 16))
+    # rows 0 and 1 are near-duplicates: as row 2's neighbours their order is noise
+    base[1] = base[0] + 1e-5
+    swapped = base.copy()
+    swapped[[0, 1]] = swapped[[1, 0]]
+    assert agreement(base, swapped, k=1).overlap == 1.0
+    far = base.copy()
+    far[2] = rng.normal(size=16)
+    assert agreement(base, far, k=1).overlap < 1.0
