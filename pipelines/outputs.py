@@ -100,16 +100,16 @@ class ShardedTableWriter:
         self.pattern = pattern
         self.paths: list[Path] = []
         self.rows = 0
+        self._in_shard = 0
         self._current: TableWriter | None = None
 
     def write(self, row: dict[str, Any]) -> None:
         """Add a row, starting a new shard when the current one is full."""
-        if self._current is None or self._current.rows + len(self._current._buffer) >= (
-            self.rows_per_shard
-        ):
+        if self._current is None or self._in_shard >= self.rows_per_shard:
             self._rotate()
         assert self._current is not None
         self._current.write(row)
+        self._in_shard += 1
         self.rows += 1
 
     def _rotate(self) -> None:
@@ -117,6 +117,7 @@ class ShardedTableWriter:
             self._current.close()
         path = self.folder / f"{self.pattern.format(len(self.paths))}.parquet"
         self.paths.append(path)
+        self._in_shard = 0
         self._current = TableWriter(path, self.schema, batch_rows=min(1024, self.rows_per_shard))
 
     def close(self) -> None:

@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import copy
 import os
 import threading
 from collections import deque
@@ -150,15 +151,9 @@ class Encoder:
             )
         if not self.cuda:
             return [model]
-        replicas = [model.to(self.devices[0])]
-        for device in self.devices[1:]:
-            replicas.append(
-                _model_class(architecture)
-                .from_pretrained(source, dtype=self.dtype, attn_implementation=self.attention)
-                .eval()
-                .to(device)
-            )
-        return replicas
+        # further GPUs get copies of the loaded weights, made before the first one moves
+        copies = [copy.deepcopy(model).to(device) for device in self.devices[1:]]
+        return [model.to(self.devices[0]), *copies]
 
     @property
     def name(self) -> str:

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from socketserver import TCPServer
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -71,6 +72,18 @@ class _SiteServer(ThreadingHTTPServer):
 
 
 @contextmanager
+def in_thread(server: TCPServer) -> Iterator[TCPServer]:
+    """Serve ``server`` from a daemon thread; shut it down and close it on exit."""
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@contextmanager
 def serve_site(
     site: Path, traps: dict[str, dict[str, Any]], cert: Path, key: Path
 ) -> Iterator[_SiteServer]:
@@ -80,10 +93,5 @@ def serve_site(
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(cert, key)
     server.socket = context.wrap_socket(server.socket, server_side=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with in_thread(server):
         yield server
-    finally:
-        server.shutdown()
-        server.server_close()

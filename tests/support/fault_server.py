@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from tests.support.http_server import in_thread
+from pipelines.snapshot.site_server import in_thread
 
 PAGE = (
     b"<!DOCTYPE html><html><head><title>Fine</title></head><body><p>A fine page.</p></body></html>"

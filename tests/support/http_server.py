@@ -2,23 +2,11 @@
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from socketserver import TCPServer
 
-
-@contextmanager
-def in_thread(server: TCPServer) -> Iterator[TCPServer]:
-    """Serve ``server`` from a daemon thread; shut it down and close it on exit."""
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield server
-    finally:
-        server.shutdown()
-        server.server_close()
+from pipelines.snapshot.site_server import in_thread
 
 
 @contextmanager

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from tests.support.http_server import in_thread
+from pipelines.snapshot.site_server import in_thread
 
 Reply = Callable[[dict[str, Any], int], "str | tuple[int, dict[str, str], str]"]
 
