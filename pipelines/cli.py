@@ -198,6 +198,62 @@ def stage_baselines(
     )
 
 
+@stage_app.command("lveval")
+def stage_lveval(
+    params: ParamsOption = Path("params.yaml"),
+    entries: Annotated[
+        Path, typer.Option(help="WikiGenBench entries (the wikigen stage's output).")
+    ] = DATA_ROOT / "wikigen" / "entries.parquet",
+    out: Annotated[Path, typer.Option(help="Output folder.")] = DATA_ROOT / "lveval",
+) -> None:
+    """Build LV-Eval-style sets: QA items at every length level, clean and with CFI and KPR.
+
+    Writes OUT/qa.parquet, OUT/records/<dataset>_<level>.parquet, OUT/leval/*.jsonl (L-Eval's
+    layout), OUT/rules.jsonl (proposed replacements, ready for review), OUT/drops.parquet and
+    OUT/stats.json.
+    """
+    from pipelines.stages.lveval import run_lveval
+
+    def run() -> StageStats:
+        p = load_params(params)
+        return run_lveval(p.lveval, p.llm, entries, out, root=params.resolve().parent)
+
+    stats = _guarded(run)
+    c = stats.counts
+    levels = ", ".join(k.removeprefix("records_") for k in c if k.startswith("records_"))
+    typer.echo(
+        f"lveval: {c['qa_items']} QA items x 4 variants at {levels}; "
+        f"{sum(stats.dropped.values())} items dropped -> {out}/"
+    )
+
+
+@stage_app.command("lveval-baselines")
+def stage_lveval_baselines(
+    params: ParamsOption = Path("params.yaml"),
+    records: Annotated[
+        Path, typer.Option(help="LV-Eval records (the lveval stage's output).")
+    ] = DATA_ROOT / "lveval" / "records",
+    out: Annotated[Path, typer.Option(help="Output folder.")] = DATA_ROOT / "lveval_baselines",
+) -> None:
+    """Evidence recall per retriever and AK scores of a generation baseline, per level and variant.
+
+    Writes OUT/retrieval.parquet, OUT/answers.parquet, OUT/lveval.json (DVC metrics),
+    OUT/ak_by_level.csv and OUT/recall_by_level.csv (DVC plots) and OUT/stats.json.
+    """
+    from pipelines.stages.lveval_baselines import run_lveval_baselines
+
+    def run() -> StageStats:
+        p = load_params(params)
+        return run_lveval_baselines(p.baselines, p.llm, records, out)
+
+    stats = _guarded(run)
+    metrics = json.loads((out / "lveval.json").read_text("utf-8"))
+    typer.echo(
+        f"lveval baselines: {stats.counts['records']} records; mean AK "
+        f"{metrics.get('ak_mean', 'n/a')} -> {out}/"
+    )
+
+
 @stage_app.command("chunk")
 def stage_chunk(
     params: ParamsOption = Path("params.yaml"),

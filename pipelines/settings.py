@@ -16,6 +16,7 @@ from pydantic import (
     model_validator,
 )
 
+from builders.lveval.settings import LVEvalSettings
 from builders.summhay.settings import SummhaySettings
 from builders.wikigen.select import EventSelection
 from pipelines.embed.settings import ChunkSettings, EmbedSettings
@@ -193,6 +194,32 @@ class SummhayBaselines(Strict):
     )
 
 
+class LVEvalBaselines(Strict):
+    """Evidence recall per retriever and a generation baseline on LV-Eval-style records."""
+
+    retrievers: list[Literal["random", "bm25", "dense"]] = Field(
+        default_factory=lambda: ["random", "bm25", "dense"]
+    )
+    top_k: StrictInt = Field(5, ge=1, description="Chunks retrieved per question.")
+    chunk_words: StrictInt = Field(256, ge=16, description="Passages are cut into such chunks.")
+    answer: bool = Field(
+        True, description="Also answer every record through the LLM layer and score it (AK)."
+    )
+    context_tokens: StrictInt = Field(
+        31500,
+        gt=0,
+        description="Longer contexts are cut in the middle (LV-Eval: model length - 500)."
+    )
+    metric_mode: Literal["readme", "reference_code"] = Field(
+        "readme", description="AK as LV-Eval's README describes it, or as its public code runs."
+    )
+    length_instruction: bool = Field(
+        False, description="L-Eval's LIE: tell the model the reference answer's length."
+    )
+    lie_template: str = "The suggested output length is around {n} {unit}."
+    lie_unit: Literal["words", "characters", "tokens"] = "words"
+
+
 class BaselinesSettings(Strict):
     """The ``baselines`` stage: reference retrievers and generation over the built benchmarks."""
 
@@ -208,6 +235,7 @@ class BaselinesSettings(Strict):
         None, description="Sentence encoder of the dense retriever; unset: all-MiniLM-L6-v2."
     )
     summhay: SummhayBaselines = Field(default_factory=SummhayBaselines)
+    lveval: LVEvalBaselines = Field(default_factory=LVEvalBaselines)
 
 
 class Params(Strict):
@@ -221,6 +249,7 @@ class Params(Strict):
     baselines: BaselinesSettings = Field(default_factory=BaselinesSettings)
     chunk: ChunkSettings = Field(default_factory=ChunkSettings)
     embed: EmbedSettings = Field(default_factory=EmbedSettings)
+    lveval: LVEvalSettings = Field(default_factory=LVEvalSettings)
 
 
 def _location(loc: tuple[Any, ...]) -> str:

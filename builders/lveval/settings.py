@@ -1,0 +1,85 @@
+"""The ``lveval`` settings: sources of QA items, length levels, CFI and KPR."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator
+
+from builders.lveval.contexts import level_words
+
+DEFAULT_LEVELS = ["16k", "32k", "64k", "128k", "256k"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class EventQuestions(_Strict):
+    """Questions about the selected Wikipedia events (the wikigen entries)."""
+
+    enabled: bool = True
+    dataset: str = Field("events_mixup", pattern=r"^[A-Za-z0-9_]+$")
+    questions_per_event: StrictInt = Field(4, ge=0, description="Single-hop questions per event.")
+    multi_hop_per_event: StrictInt = Field(2, ge=0, description="Multi-hop questions per event.")
+    max_prompt_words: StrictInt = Field(
+        3000, ge=100, description="Passages shown to the question writer, article first."
+    )
+
+
+class HubSource(_Strict):
+    """A Hugging Face dataset (hub id or local folder) with question, answers and context."""
+
+    path: str
+    name: str | None = None
+    split: str = "test"
+    dataset: str = Field(pattern=r"^[A-Za-z0-9_]+$", description="Name of the built subset.")
+    language: Literal["en", "zh"] = "en"
+    question: str = "question"
+    answers: str = Field("answers", description="A string or list of strings column.")
+    context: str = Field("context", description="A string or list of strings column.")
+    keywords: str | None = Field(None, description="Answer keywords column, if any.")
+    limit: StrictInt | None = Field(None, ge=1)
+
+
+class CFISettings(_Strict):
+    """Confusing facts: one per item, checked, inserted at seeded positions."""
+
+    copies: StrictInt = Field(1, ge=1, description="Insertions of each fact per context.")
+
+
+class KPRSettings(_Strict):
+    """Keyword and phrase replacement."""
+
+    max_rules: StrictInt = Field(4, ge=1, description="Proposed rules per item.")
+    rules_file: str | None = Field(
+        None, description="Reviewed rules (JSONL of orig, repl, scope) overriding proposals."
+    )
+
+
+class LVEvalSettings(_Strict):
+    """LV-Eval-style sets. Defaults follow LV-Eval: five levels from 16k to 256k words."""
+
+    seed: StrictInt = 2026
+    levels: list[str] = Field(default_factory=lambda: list(DEFAULT_LEVELS))
+    tolerance: float = Field(
+        0.05, gt=0, lt=1, description="A record's length lands in [level x (1 - tolerance), level]."
+    )
+    passage_words: StrictInt = Field(
+        800, ge=50, description="Longer documents are split into passages of about this size."
+    )
+    events: EventQuestions = Field(default_factory=EventQuestions)
+    hub_sources: list[HubSource] = Field(default_factory=list)
+    cfi: CFISettings = Field(default_factory=CFISettings)
+    kpr: KPRSettings = Field(default_factory=KPRSettings)
+    rows_per_shard: StrictInt = Field(64, ge=1, description="Records per buffered write.")
+
+    @field_validator("levels")
+    @classmethod
+    def _levels(cls, value: list[str]) -> list[str]:
+        if not value:
+            raise ValueError("at least one length level is needed")
+        sizes = [level_words(v) for v in value]
+        if sizes != sorted(set(sizes)):
+            raise ValueError("levels must be distinct and increasing")
+        return value

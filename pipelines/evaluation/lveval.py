@@ -1,0 +1,165 @@
+"""Reference baselines on LV-Eval-style records: evidence recall per retriever and a
+generation baseline scored with the AK metric, by length level and variant.
+
+Retrieval: every passage of a context is cut into chunks of ``chunk_words``; a retriever ranks
+them for the question, and an evidence span counts as found when a top-k chunk overlaps it.
+Generation: the context is cut in the middle to ``context_tokens`` (LV-Eval's truncation), the
+question asked with LV-Eval's prompt through the LLM layer, the answer scored with AK.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from statistics import fmean
+from typing import Any
+
+import numpy as np
+
+from builders.leval.metrics import length_instruction, output_length
+from builders.lveval.metrics import ak_score
+from pipelines.embed.chunk import chunk_spans
+from pipelines.llm import Ask, LLMClient, TextAnswer
+from pipelines.settings import BaselinesSettings
+
+Ranker = Callable[[str, list[str]], list[float]]
+_UNIT = {"en": "words", "zh": "characters"}
+_HEADER = re.compile(r"(?:^|\n\n)### Passage \d+\n")
+
+
+def chunks(context: str, size: int) -> list[tuple[int, int]]:
+    """Character spans of ``size``-word chunks, never crossing a passage boundary."""
+    heads = list(_HEADER.finditer(context))
+    bounds = [(m.end(), heads[k + 1].start() if k + 1 < len(heads) else len(context))
+              for k, m in enumerate(heads)] or [(0, len(context))]  # fmt: skip
+    out = []
+    for start, end in bounds:
+        out += [(start + s.char_start, start + s.char_end)
+                for s in chunk_spans(context[start:end], size)]  # fmt: skip
+    return out
+
+
+class _Dense:
+    """Dense scores with one vector per distinct chunk text for the whole run."""
+
+    def __init__(self, model: str | None):
+        from pipelines.retrieval.dense import shared_scorer
+
+        self.scorer = shared_scorer(model)
+        self.vectors: dict[str, np.ndarray] = {}
+
+    def __call__(self, query: str, texts: list[str]) -> list[float]:
+        todo = list(dict.fromkeys(t for t in texts if t not in self.vectors))
+        if todo:
+            self.vectors.update(zip(todo, self.scorer.embed(todo), strict=True))
+        q = self.scorer.embed([query], kind="query")[0]
+        return [float(self.vectors[t] @ q) for t in texts]
+
+
+def rankers(settings: BaselinesSettings) -> dict[str, Ranker]:
+    """The configured retrievers by name; the dense model loads only when asked for."""
+    out: dict[str, Ranker] = {}
+    for name in settings.lveval.retrievers:
+        if name == "random":
+            rng = random.Random(settings.seed)
+            out[name] = lambda q, texts, rng=rng: [rng.random() for _ in texts]
+        elif name == "bm25":
+            from pipelines.retrieval.bm25 import bm25_scores
+
+            out[name] = bm25_scores
+        elif name == "dense":
+            out[name] = _Dense(settings.dense_model)
+    return out
+
+
+def evidence_recall(
+    record: Mapping[str, Any], rank: Ranker, top_k: int, size: int
+) -> tuple[int, int]:
+    """``(found, total)`` evidence spans of ``record`` overlapped by the top-k chunks."""
+    context = record["context"]
+    spans = chunks(context, size)
+    scores = rank(record["input"], [context[a:b] for a, b in spans])
+    top = [spans[i] for i in np.argsort(-np.asarray(scores), kind="stable")[:top_k]]
+    evidence = record["evidence_positions"]
+    found = sum(any(a < e["end"] and e["start"] < b for a, b in top) for e in evidence)
+    return found, len(evidence)
+
+
+def middle_truncate(text: str, budget: int, tokenizer: Any) -> str:
+    """``text`` with its middle cut out so that at most ``budget`` tokens remain."""
+    offsets = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True,
+                        verbose=False)["offset_mapping"]  # fmt: skip
+    if len(offsets) <= budget:
+        return text
+    head, tail = budget // 2, budget - budget // 2
+    cut = offsets[head - 1][1] if head else 0
+    resume = offsets[len(offsets) - tail][0]
+    return text[:cut] + text[resume:]
+
+
+def answer_all(
+    client: LLMClient,
+    records: Sequence[Mapping[str, Any]],
+    settings: BaselinesSettings,
+    tokenizer: Any,
+) -> Iterable[dict[str, Any]]:
+    """Answer and score every record; rows of the answers table."""
+    s = settings.lveval
+
+    def count(text: str) -> int:
+        return len(tokenizer(text, add_special_tokens=False, verbose=False)["input_ids"])
+
+    asks = []
+    for record in records:
+        instruction = ""
+        if s.length_instruction:
+            instruction = length_instruction(
+                record["answers"][0], template=s.lie_template, unit=s.lie_unit, count=count
+            )
+        variables = {
+            "qa_id": record["qa_id"],
+            "question": record["input"],
+            "context": middle_truncate(record["context"], s.context_tokens, tokenizer),
+            "length_instruction": instruction,
+        }
+        asks.append(Ask("lveval/answer", variables, TextAnswer))
+    outcomes = client.ask_many(asks, "lveval: answers", len(asks))
+    for record, outcome in zip(records, outcomes, strict=True):
+        row = {k: record[k] for k in ("qa_id", "dataset", "level", "level_words", "variant")}
+        if not outcome.ok:
+            yield {**row, "prediction": "", "status": "failed", "reason": outcome.error,
+                   "score": None, "gate_passed": None, "output_words": None}  # fmt: skip
+            continue
+        prediction = outcome.value.text
+        result = ak_score(
+            prediction,
+            record["answers"],
+            record["answer_keywords"],
+            language=record["language"],
+            mode=s.metric_mode,
+        )
+        yield {
+            **row,
+            "prediction": prediction,
+            "status": "ok",
+            "reason": "",
+            "score": result.score,
+            "gate_passed": result.gate_passed,
+            "output_words": output_length(prediction, _UNIT[record["language"]]),
+        }
+
+
+def by_level(
+    rows: Iterable[Mapping[str, Any]], value: str, scale: float = 100
+) -> dict[str, dict[str, float]]:
+    """Mean of ``value`` (times ``scale``) per level and variant, levels in the order seen."""
+    groups: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for row in rows:
+        if row.get(value) is not None:
+            groups[row["level"]][row["variant"]].append(float(row[value]))
+    return {
+        level: {variant: round(scale * fmean(v), 2) for variant, v in variants.items()}
+        for level, variants in groups.items()
+    }

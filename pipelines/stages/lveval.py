@@ -1,0 +1,141 @@
+"""The ``lveval`` stage: LV-Eval-style sets built from the selected events (and any configured
+Hugging Face QA dataset), at every length level, in four variants.
+
+Writes ``qa.parquet`` (the verified QA items), ``records/<dataset>_<level>.parquet`` (every item
+at that level as clean, cfi, kpr and cfi_kpr records), ``leval/<dataset>_<level>.jsonl`` (the
+same in L-Eval's layout), ``rules.jsonl`` (the proposed replacement rules, in the reviewed-rules
+format), ``drops.parquet`` (every item left out, with step and reason) and ``stats.json``.
+Records are streamed level by level: no more than one context per variant is held at a time.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pyarrow.parquet as pq
+
+from builders.leval.export import leval_line
+from builders.lveval import cfi, kpr
+from builders.lveval.build import records
+from builders.lveval.contexts import Corpus, level_words
+from builders.lveval.passages import corpus as entry_corpus
+from builders.lveval.records import DROP_SCHEMA, QA_SCHEMA, RECORD_SCHEMA, Passage
+from builders.lveval.settings import LVEvalSettings
+from builders.lveval.template import responders
+from pipelines.errors import MissingInputError, ParamsError
+from pipelines.llm import LLMClient, LLMSettings
+from pipelines.outputs import TableWriter, staged_outputs, write_json
+from pipelines.progress import progress_iter
+from pipelines.sources.qa_dataset import hub_items
+from pipelines.stats import StageStats
+from pipelines.synthesis.lveval import Built, event_questions, prepare
+
+QA = "qa.parquet"
+DROPS = "drops.parquet"
+RULES = "rules.jsonl"
+RECORDS = "records"
+LEVAL = "leval"
+
+
+def reviewed_rules(settings: LVEvalSettings, root: Path) -> list[kpr.Rule]:
+    """The reviewed rules file, if set; errors name the setting and the line."""
+    if not settings.kpr.rules_file:
+        return []
+    path = root / settings.kpr.rules_file
+    if not path.is_file():
+        raise ParamsError(f"[lveval -> kpr -> rules_file] {path}: file not found")
+    try:
+        return kpr.load_rules(path)
+    except ValueError as exc:
+        raise ParamsError(f"[lveval -> kpr -> rules_file] {exc}") from None
+
+
+def run_lveval(
+    settings: LVEvalSettings,
+    llm: LLMSettings,
+    entries_path: Path,
+    out_dir: Path,
+    *,
+    root: Path = Path("."),
+) -> StageStats:
+    """Build every item at every level and variant, and write the outputs atomically."""
+    built = Built()
+    passages: list[Passage] = []
+    entries = []
+    if settings.events.enabled:
+        if not entries_path.is_file():
+            raise MissingInputError(f"missing {entries_path}; run 'dvc repro wikigen' first")
+        entries = sorted(pq.read_table(entries_path).to_pylist(), key=lambda e: e["event_id"])
+        passages += entry_corpus(entries, settings.passage_words)
+    for n, source in enumerate(settings.hub_sources):
+        items, own, drops = hub_items(source, f"[lveval -> hub_sources -> {n}]")
+        built.items += items
+        passages += own
+        built.drops += drops
+    pool = Corpus(passages)
+    words, lower = kpr.vocabulary(p.text for p in passages)
+    names = cfi.name_pool(p.text for p in passages)
+    client = LLMClient.from_settings(llm, responders=responders(names, lower, words, settings.seed))
+    if entries:
+        event_questions(client, entries, settings, built)
+    sizes = {label: level_words(label) for label in settings.levels}
+    prepare(client, pool, settings, words, reviewed_rules(settings, root), max(sizes.values()),
+            built)  # fmt: skip
+
+    stats = StageStats("lveval")
+    lengths: dict[str, list[int]] = {}
+    with staged_outputs(out_dir) as scratch:
+        with TableWriter(scratch / QA, QA_SCHEMA) as qa_out:
+            for prepared in built.prepared:
+                qa_out.write(prepared.item.to_row())
+        with TableWriter(scratch / DROPS, DROP_SCHEMA) as drops_out:
+            for drop in built.drops:
+                drops_out.write(drop.to_row())
+                stats.drop(f"{drop.step}_{drop.reason}")
+        with (scratch / RULES).open("w", encoding="utf-8") as rules_out:
+            for qa_id, proposed in built.proposed.items():
+                for rule in proposed:
+                    line = {"orig": rule.orig, "repl": rule.repl, "scope": qa_id}
+                    rules_out.write(json.dumps(line, ensure_ascii=False) + "\n")
+        datasets = sorted({p.item.dataset for p in built.prepared})
+        stats.update("qa_items", len(built.prepared))
+        stats.counts.update(Counter(f"qa_items_{p.item.hops}_hop" for p in built.prepared))
+        (scratch / RECORDS).mkdir()
+        (scratch / LEVAL).mkdir()
+        for label, size in sizes.items():
+            for dataset in datasets:
+                mine = [p for p in built.prepared if p.item.dataset == dataset]
+                name = f"{dataset}_{label}"
+                with (
+                    TableWriter(
+                        scratch / RECORDS / f"{name}.parquet",
+                        RECORD_SCHEMA,
+                        settings.rows_per_shard,
+                    ) as out,  # fmt: skip
+                    (scratch / LEVAL / f"{name}.jsonl").open("w", encoding="utf-8") as leval,
+                ):
+                    for prepared in progress_iter(mine, f"lveval: {name}"):
+                        for row in records(
+                            prepared,
+                            pool,
+                            label,
+                            size,
+                            seed=settings.seed,
+                            tolerance=settings.tolerance,
+                            copies=settings.cfi.copies,
+                        ):
+                            out.write(row)
+                            leval.write(json.dumps(leval_line(row), ensure_ascii=False) + "\n")
+                            stats.update(f"records_{label}")
+                            lengths.setdefault(label, []).append(row["length"])
+        stats.finish()
+        summary = stats.to_dict()
+        summary["levels"] = {
+            label: {"words": sizes[label], "min_length": min(v), "max_length": max(v)}
+            for label, v in lengths.items()
+        }
+        summary["llm"] = client.stats()
+        write_json(scratch / "stats.json", summary)
+    return stats

@@ -1,0 +1,156 @@
+"""LV-Eval items through the LLM layer: questions per event, then a checked confusing fact and
+checked replacement rules per item. Every failure is kept as a :class:`Drop` with its step."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from builders.lveval import cfi, kpr
+from builders.lveval.answers import FactAnswer, QuestionsAnswer, RulesAnswer, known_passages
+from builders.lveval.build import Prepared
+from builders.lveval.contexts import HEADER_WORDS, Corpus
+from builders.lveval.passages import entry_passages
+from builders.lveval.qa import to_item
+from builders.lveval.records import Drop, QAItem, Rule
+from builders.lveval.settings import LVEvalSettings
+from builders.lveval.text import length
+from pipelines.llm import Ask, LLMClient
+
+
+@dataclass
+class Built:
+    """Items and drops accumulated across steps."""
+
+    items: list[QAItem] = field(default_factory=list)
+    prepared: list[Prepared] = field(default_factory=list)
+    drops: list[Drop] = field(default_factory=list)
+    proposed: dict[str, list[Rule]] = field(default_factory=dict)
+
+
+def event_name(entry: Mapping[str, Any]) -> str:
+    """How a question names the event: "the Tessel Pass rail accident", "Cyclone Imre"."""
+    title = entry["title"]
+    summary = entry.get("summary") or ""
+    return f"the {title}" if summary.startswith(f"The {title}") else title
+
+
+def event_questions(
+    client: LLMClient, entries: Sequence[Mapping[str, Any]], settings: LVEvalSettings, out: Built
+) -> None:
+    """Ask for questions about every event and keep the drafts that check out."""
+    s = settings.events
+    asks, shown = [], []
+    for entry in entries:
+        passages, words = [], 0
+        for passage in entry_passages(entry, settings.passage_words):
+            if words and words + length(passage.text) > s.max_prompt_words:
+                break
+            passages.append(passage)
+            words += length(passage.text)
+        shown.append({p.passage_id: p for p in passages})
+        variables = {
+            "event_id": entry["event_id"],
+            "name": event_name(entry),
+            "kind": entry.get("infobox_type") or "event",
+            "infobox": list(entry.get("infobox") or []),
+            "passages": [{"passage_id": p.passage_id, "text": p.text} for p in passages],
+            "n": s.questions_per_event,
+            "multi_hop": s.multi_hop_per_event,
+        }
+        asks.append(Ask("lveval/questions", variables, QuestionsAnswer, known_passages(shown[-1])))
+    outcomes = client.ask_many(asks, "lveval: questions", len(asks))
+    for entry, passages, outcome in zip(entries, shown, outcomes, strict=True):
+        event = entry["event_id"]
+        if not outcome.ok:
+            out.drops.append(
+                Drop(s.dataset, event, "questions", "generation_failed", outcome.error)
+            )
+            continue
+        for draft in outcome.value.questions:
+            result = to_item(draft, passages, dataset=s.dataset, source=event)
+            if isinstance(result, QAItem):
+                out.items.append(result)
+            else:
+                out.drops.append(Drop(s.dataset, event, "qa_check", *result))
+
+
+def _evidence_vars(item: QAItem) -> dict[str, Any]:
+    return {
+        "qa_id": item.qa_id,
+        "question": item.question,
+        "answers": list(item.answers),
+        "evidence": [e.text for e in item.evidence],
+    }
+
+
+def fits(item: QAItem, corpus: Corpus, words: int, tolerance: float) -> bool:
+    """Whether the corpus holds enough distractors to fill ``item``'s largest level."""
+    support = sum(length(corpus.get(p).text) + HEADER_WORDS for p in item.supporting_ids)
+    pool = sum(corpus.words[i] + HEADER_WORDS for i in corpus.distractors(item))
+    return support + pool >= words * (1 - tolerance)
+
+
+def prepare(
+    client: LLMClient,
+    corpus: Corpus,
+    settings: LVEvalSettings,
+    words: set[str],
+    reviewed: Sequence[Rule],
+    largest: int,
+    out: Built,
+) -> None:
+    """Confusing fact and replacement rules for every item; items failing a check are dropped."""
+    items = []
+    for item in dict.fromkeys(out.items):
+        if fits(item, corpus, largest, settings.tolerance):
+            items.append(item)
+        else:
+            detail = f"the corpus cannot fill {largest} words around this item"
+            out.drops.append(Drop(item.dataset, item.qa_id, "assembly", "corpus_too_small", detail))
+    fact_asks = [
+        Ask(
+            "lveval/confusing_fact",
+            _evidence_vars(item),
+            FactAnswer,
+            lambda a, item=item: cfi.check(a.fact, item),
+        )
+        for item in items
+    ]
+    facts = client.ask_many(fact_asks, "lveval: confusing facts", len(fact_asks))
+    kept: list[tuple[QAItem, str]] = []
+    for item, outcome in zip(items, facts, strict=True):
+        if outcome.ok:
+            kept.append((item, outcome.value.fact.strip()))
+        else:
+            out.drops.append(Drop(item.dataset, item.qa_id, "cfi", "rejected", outcome.error))
+
+    def rules_check(item: QAItem, fact: str) -> Any:
+        def check(answer: RulesAnswer) -> str | None:
+            rules = [Rule(r.orig, r.repl, item.qa_id) for r in answer.rules]
+            return kpr.problems(item, rules, words, [fact])
+
+        return check
+
+    rule_asks = [
+        Ask(
+            "lveval/keywords",
+            {**_evidence_vars(item), "max_rules": settings.kpr.max_rules},
+            RulesAnswer,
+            rules_check(item, fact),
+        )
+        for item, fact in kept
+    ]
+    answers = client.ask_many(rule_asks, "lveval: replacements", len(rule_asks))
+    for (item, fact), outcome in zip(kept, answers, strict=True):
+        if not outcome.ok:
+            out.drops.append(Drop(item.dataset, item.qa_id, "kpr", "rejected", outcome.error))
+            continue
+        proposed = [Rule(r.orig, r.repl, item.qa_id) for r in outcome.value.rules]
+        out.proposed[item.qa_id] = proposed
+        rules = kpr.resolve(proposed, reviewed, item)
+        if problem := kpr.problems(item, rules, words, [fact]):
+            out.drops.append(Drop(item.dataset, item.qa_id, "kpr", "reviewed_rule", problem))
+            continue
+        out.prepared.append(Prepared(item, (fact,), tuple(rules)))
