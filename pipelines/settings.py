@@ -208,7 +208,7 @@ class LVEvalBaselines(Strict):
     context_tokens: StrictInt = Field(
         31500,
         gt=0,
-        description="Longer contexts are cut in the middle (LV-Eval: model length - 500)."
+        description="Longer contexts are cut in the middle (LV-Eval: model length - 500).",
     )
     metric_mode: Literal["readme", "reference_code"] = Field(
         "readme", description="AK as LV-Eval's README describes it, or as its public code runs."

@@ -46,6 +46,7 @@ _HEDGES = re.compile(
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*(?:\s(?:million|billion))?")
 _MONTH = "|".join(cfi.MONTHS)
 _DATE = re.compile(rf"\b\d{{1,2}}(?:[–-]\d{{1,2}})? (?:{_MONTH})(?: \d{{4}})?\b")
+_PASSAGE_HEADER = re.compile(r"### Passage \d+\n")
 _PLACE = re.compile(r"\b(?:in|at|near|on) ((?:[A-Z][a-z]+ ?){1,4})")
 
 
@@ -163,7 +164,7 @@ def answer(v: Mapping[str, Any]) -> str:
     words with the question (the whole sentence when it has none)."""
     question = set(tokens(v["question"])) - kpr.NOT_NAMES
     best, score = "", 0
-    context = v["context"]
+    context = _PASSAGE_HEADER.sub("\n", v["context"])
     for start, end in sentences(context):
         sentence = context[start:end]
         overlap = len(question & set(tokens(sentence)))
@@ -176,7 +177,7 @@ def answer(v: Mapping[str, Any]) -> str:
     match = pattern.search(best) if pattern else None
     if match:
         return match[1] if match.groups() else match[0]
-    return best.replace("### Passage", "").strip()
+    return best.strip()
 
 
 def answer_responders() -> dict[str, Any]:

@@ -1,0 +1,205 @@
+"""The lveval stage on the snapshot: every item at every level in four variants, exact positions,
+L-Eval export, reviewed rules, a local Hugging Face dataset; then its baselines."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from builders.lveval.contexts import level_words
+from builders.lveval.kpr import load_rules
+from builders.lveval.records import DROP_SCHEMA, QA_SCHEMA, RECORD_SCHEMA, VARIANTS
+from builders.lveval.settings import HubSource, KPRSettings
+from pipelines.errors import MissingInputError, ParamsError
+from pipelines.settings import Params
+from pipelines.stages.lveval import run_lveval
+from pipelines.stages.lveval_baselines import run_lveval_baselines
+from pipelines.stages.web import run_web
+from pipelines.stages.wiki import run_wiki
+from pipelines.stages.wikigen import run_wikigen
+
+
+@pytest.fixture(scope="module")
+def entries(tmp_path_factory: pytest.TempPathFactory, params: Params) -> Path:
+    tmp = tmp_path_factory.mktemp("lveval-inputs")
+    run_wiki(params.wiki, tmp / "wiki")
+    run_web(params.sources, tmp / "wiki" / "articles.parquet", tmp / "web")
+    run_wikigen(
+        params.wikigen, tmp / "wiki" / "articles.parquet", tmp / "web" / "documents.parquet",
+        tmp / "wikigen",
+    )  # fmt: skip
+    return tmp / "wikigen" / "entries.parquet"
+
+
+def build(params: Params, entries: Path, out: Path, root: Path | None = None, **lveval: object):
+    llm = params.llm.model_copy(update={"cache": out.parent / "llm.sqlite"})
+    settings = params.lveval.model_copy(update=lveval)
+    return run_lveval(settings, llm, entries, out, root=root or Path("."))
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory, params: Params, entries: Path) -> Path:
+    out = tmp_path_factory.mktemp("lveval") / "lveval"
+    build(params, entries, out)
+    return out
+
+
+def _records(out: Path) -> list[dict]:
+    return [
+        r for f in sorted((out / "records").glob("*.parquet")) for r in pq.read_table(f).to_pylist()
+    ]
+
+
+def test_every_item_is_built_at_every_level_in_four_variants(built: Path, params: Params) -> None:
+    s = params.lveval
+    qa = pq.read_table(built / "qa.parquet")
+    assert qa.schema.equals(QA_SCHEMA, check_metadata=False)
+    items = {r["qa_id"]: r for r in qa.to_pylist()}
+    assert len(items) >= 10 and {r["hops"] for r in items.values()} == {1, 2}
+    files = sorted(p.name for p in (built / "records").glob("*.parquet"))
+    assert files == sorted(f"{s.events.dataset}_{level}.parquet" for level in s.levels)
+    grid = defaultdict(set)
+    for path in (built / "records").glob("*.parquet"):
+        table = pq.read_table(path)
+        assert table.schema.equals(RECORD_SCHEMA, check_metadata=False)
+        for row in table.to_pylist():
+            grid[row["qa_id"]].add((row["level"], row["variant"]))
+            words = level_words(row["level"])
+            assert words * (1 - s.tolerance) <= row["length"] <= words
+            assert row["input"] == items[row["qa_id"]]["question"] or "kpr" in row["variant"]
+    expected = {(level, v) for level in s.levels for v in VARIANTS}
+    assert set(grid) == set(items) and all(cells == expected for cells in grid.values())
+    stats = json.loads((built / "stats.json").read_text())
+    assert stats["counts"]["qa_items"] == len(items)
+    assert set(stats["levels"]) == set(s.levels) and stats["llm"]["failed"] >= 0
+    assert pq.read_table(built / "drops.parquet").schema.equals(DROP_SCHEMA, check_metadata=False)
+    assert not [p for p in built.iterdir() if p.name.startswith(".tmp")]
+
+
+def test_positions_facts_and_replacements_hold_in_the_built_records(built: Path) -> None:
+    for row in _records(built):
+        context = row["context"]
+        for pos in row["evidence_positions"] + row["confusing_fact_positions"]:
+            assert context[pos["start"] : pos["end"]] == pos["text"]
+        evidence = " ".join(p["text"] for p in row["evidence_positions"]).lower()
+        assert any(a.lower() in evidence for a in row["answers"])
+        for fact in row["confusing_facts"]:
+            assert not any(a.lower() in fact.lower().split() for a in row["answers"])
+        everything = " ".join([context, row["input"], *row["answers"], *row["confusing_facts"]])
+        for rule in row["replacement_rules"]:
+            assert rule["orig"].lower() not in everything.lower().split()
+
+
+def test_the_leval_export_and_the_rules_file_are_usable(built: Path, params: Params) -> None:
+    records = {(r["qa_id"], r["level"], r["variant"]): r for r in _records(built)}
+    lines = [
+        json.loads(line)
+        for f in sorted((built / "leval").glob("*.jsonl"))
+        for line in f.read_text().splitlines()
+    ]
+    assert len(lines) == len(records)
+    for line in lines:
+        assert set(line) == {"input", "instructions", "outputs", "source", "evaluation"}
+        assert len(line["instructions"]) == len(line["outputs"]) == 1
+    rules = load_rules(built / "rules.jsonl")
+    qa_ids = {r["qa_id"] for r in records.values()}
+    assert rules and {r.scope for r in rules} <= qa_ids | {
+        d["item_id"] for d in pq.read_table(built / "drops.parquet").to_pylist()
+    }
+
+
+def test_a_reviewed_rules_file_vetoes_and_overrides_proposals(
+    tmp_path: Path, params: Params, entries: Path, built: Path
+) -> None:
+    proposed = load_rules(built / "rules.jsonl")
+    imre = [r for r in proposed if r.orig == "Imre"]
+    assert imre, "the snapshot's cyclone questions propose a rule for Imre"
+    review = tmp_path / "review.jsonl"
+    review.write_text(
+        json.dumps({"orig": "Imre", "repl": "Ostwynder", "scope": "*"}) + "\n"
+        + json.dumps({"orig": "Caro", "repl": None, "scope": "events_mixup"}) + "\n"
+    )  # fmt: skip
+    out = tmp_path / "lveval"
+    build(
+        params, entries, out, root=tmp_path, kpr=KPRSettings(max_rules=2, rules_file="review.jsonl")
+    )
+    kpr_rows = [r for r in _records(out) if r["variant"] == "kpr"]
+    applied = {(x["orig"], x["repl"]) for r in kpr_rows for x in r["replacement_rules"]}
+    assert ("Imre", "Ostwynder") in applied
+    assert not any(orig == "Caro" for orig, _ in applied)
+    assert any("Ostwynder" in r["input"] for r in kpr_rows)
+
+
+def test_a_local_hugging_face_dataset_becomes_a_subset_with_mapped_columns(
+    tmp_path: Path, params: Params, entries: Path
+) -> None:
+    folder = tmp_path / "qa_set"
+    folder.mkdir()
+    rows = {
+        "q": [
+            "Who chaired the Ostrel inquiry?",
+            "How many cars did the ferry carry?",
+            "Unanswerable?",
+        ],
+        "ans": [["Ilse Marten"], ["80", "80 cars", "eighty"], ["nothing"]],
+        "ctx": [
+            "The Ostrel inquiry met in May. It was chaired by Ilse Marten of Korvenna.",
+            "The ferry was painted deep blue. It carried 80 cars on its last crossing.",
+            "This context does not hold the answer.",
+        ],
+    }
+    pq.write_table(pa.table(rows), folder / "test.parquet")
+    source = HubSource(
+        path=str(folder), dataset="local_mixup", question="q", answers="ans", context="ctx"
+    )
+    out = tmp_path / "lveval"
+    stats = build(params, entries, out, hub_sources=[source])
+    local = [r for r in _records(out) if r["dataset"] == "local_mixup"]
+    questions = {r["input"] for r in local if r["variant"] == "clean"}
+    assert questions == {"Who chaired the Ostrel inquiry?", "How many cars did the ferry carry?"}
+    ferry = next(r for r in local if r["input"] == "How many cars did the ferry carry?")
+    assert ferry["answers"] == ["80", "80 cars"]  # "eighty" is not in the evidence
+    assert stats.dropped["qa_check_answer_not_in_evidence"] >= 1
+    bad = source.model_copy(update={"question": "question_text"})
+    with pytest.raises(
+        ParamsError, match=r"hub_sources -> 0\]\.question: no column 'question_text'"
+    ):
+        build(params, entries, tmp_path / "bad", hub_sources=[bad])
+
+
+def test_baselines_report_recall_and_ak_by_level_and_variant(
+    tmp_path: Path, params: Params, built: Path
+) -> None:
+    settings = params.baselines.model_copy(
+        update={
+            "lveval": params.baselines.lveval.model_copy(update={"retrievers": ["random", "bm25"]})
+        }
+    )
+    llm = params.llm.model_copy(update={"cache": tmp_path / "llm.sqlite"})
+    out = tmp_path / "baselines"
+    stats = run_lveval_baselines(settings, llm, built / "records", out)
+    records = _records(built)
+    assert stats.counts["records"] == stats.counts["answers_ok"] == len(records)
+    metrics = json.loads((out / "lveval.json").read_text())
+    levels = params.lveval.levels
+    for name in ("random", "bm25"):
+        assert set(metrics["evidence_recall"][name]) == set(levels)
+        assert all(set(v) == set(VARIANTS) for v in metrics["evidence_recall"][name].values())
+    mean = {
+        n: sum(v["clean"] for v in metrics["evidence_recall"][n].values())
+        for n in ("random", "bm25")
+    }
+    assert mean["bm25"] > mean["random"]
+    assert set(metrics["ak"]) == set(levels) and set(metrics["output_words"]) == set(levels)
+    assert 0 < metrics["ak_mean"] <= 100
+    answers = pq.read_table(out / "answers.parquet").to_pylist()
+    assert all(a["output_words"] == len(a["prediction"].split()) for a in answers)
+    plot = (out / "ak_by_level.csv").read_text().splitlines()
+    assert plot[0] == "level_words,clean,cfi,kpr,cfi_kpr" and len(plot) == 1 + len(levels)
+    with pytest.raises(MissingInputError, match="run 'dvc repro lveval' first"):
+        run_lveval_baselines(settings, llm, tmp_path / "none", tmp_path / "x")
