@@ -1,15 +1,15 @@
 """Benchmark LV-Eval-style context building: time and peak memory per length level.
 
 A seeded synthetic corpus (passages of 300 to 900 words of made-up English with made-up names)
-holds one supporting passage per QA item, with a sentence such as "The Norvale relief fund paid
-out 4,173 grants." whose answer occurs nowhere else; each item has a confusing fact (the same
-sentence with another number) and a replacement rule for its name (Norvale -> an invented name
-absent from the corpus). Each level runs in a fresh spawned process that rebuilds the corpus,
-then streams every item's four variant rows through ``builders.lveval.build.records`` into a
-zstd Parquet file with ``RECORD_SCHEMA`` (the stage's writer and batch size). Reported per level:
-seconds, records/s, words/s, Parquet size, peak RSS growth (``ru_maxrss`` of that process minus
-its value once the corpus is built, so no other level is included), rows whose length falls
-outside ``[level x (1 - tolerance), level]``, and time and memory relative to the first level.
+holds one supporting passage per QA item with a sentence such as "The Norvale relief fund paid
+out 4,173 grants." whose answer occurs nowhere else, a confusing fact (the same sentence with
+another number) and a rule replacing the item's name by an invented one absent from the corpus.
+Each level runs in a fresh spawned process: it rebuilds the corpus, sets Arrow up with one tiny
+Parquet file, then streams every item's four variant rows from ``builders.lveval.build.records``
+into zstd Parquet (``RECORD_SCHEMA``, the stage's writer, ``--batch`` rows per write: by default
+the stage's ``rows_per_shard``). Reported per level: seconds, records/s, words/s, Parquet size,
+peak RSS growth (``ru_maxrss`` minus its value before the level, so no other level counts),
+rows whose length is outside ``[level x (1 - tolerance), level]``, and growth from the first.
 
     PYTHONPATH=. python bench/lveval.py --items 100 --levels 16k 32k 64k 128k 256k
 """
@@ -51,10 +51,7 @@ FILLER = (
     "Travellers from {P} {v} the {n} and stayed until the {n2} closed.",
 )
 FACTS = (  # (sentence, question) with {X} the item's name and {k} the number
-    (
-        "The {X} relief fund paid out {k} grants.",
-        "How many grants did the {X} relief fund pay out?",
-    ),
+    ("The {X} relief fund paid out {k} grants.", "How many grants did the {X} fund pay out?"),
     ("The {X} archive held {k} letters.", "How many letters did the {X} archive hold?"),
     ("The {X} harbour handled {k} ships.", "How many ships did the {X} harbour handle?"),
     ("The {X} militia counted {k} members.", "How many members did the {X} militia count?"),
@@ -142,7 +139,7 @@ def measure(args: argparse.Namespace, label: str) -> dict[str, Any]:
         base = max_rss_mb()
         path = Path(tmp) / f"synthetic_mixup_{label}.parquet"
         start = time.perf_counter()
-        with TableWriter(path, RECORD_SCHEMA, settings.rows_per_shard) as out:
+        with TableWriter(path, RECORD_SCHEMA, args.batch) as out:
             for prep in prepared:
                 for row in records(prep, corpus, label, size, seed=args.seed,
                                    tolerance=settings.tolerance):  # fmt: skip
@@ -163,6 +160,9 @@ def main() -> None:
     parser.add_argument("--levels", nargs="+", default=list(DEFAULT_LEVELS))
     parser.add_argument("--corpus-words", type=int, default=400_000)
     parser.add_argument("--seed", type=int, default=LVEvalSettings().seed)
+    parser.add_argument(
+        "--batch", type=int, default=LVEvalSettings().rows_per_shard, help="rows per write"
+    )
     args = parser.parse_args()
     largest = max(level_words(label) for label in args.levels)
     if args.corpus_words <= largest:
@@ -179,7 +179,8 @@ def main() -> None:
         "memory: peak RSS growth = ru_maxrss of a fresh spawned process per level, minus its "
         "ru_maxrss once the corpus is built and one tiny Parquet file written (Arrow's one-time "
         "set-up); rows stream into zstd Parquet (RECORD_SCHEMA, "
-        f"{LVEvalSettings().rows_per_shard} rows per row group, as in the stage)\n"
+        f"{args.batch} rows per buffered write; the stage's rows_per_shard is "
+        f"{LVEvalSettings().rows_per_shard})\n"
     )
     spawn = multiprocessing.get_context("spawn")
     results = []

@@ -42,3 +42,18 @@ def passages() -> list[str]:
         start = rng.randrange(len(words) - 400)
         out.append(" ".join(words[start : start + rng.randint(5, 400)]))
     return out
+
+
+@pytest.fixture(scope="session")
+def snapshot_entries(tmp_path_factory: pytest.TempPathFactory, params: Params):
+    """The snapshot's wikigen entries, built once (wiki, web and wikigen stages)."""
+    from pipelines.stages.web import run_web
+    from pipelines.stages.wiki import run_wiki
+    from pipelines.stages.wikigen import run_wikigen
+
+    tmp = tmp_path_factory.mktemp("snapshot-entries")
+    articles = tmp / "wiki" / "articles.parquet"
+    run_wiki(params.wiki, tmp / "wiki")
+    run_web(params.sources, articles, tmp / "web")
+    run_wikigen(params.wikigen, articles, tmp / "web" / "documents.parquet", tmp / "wikigen")
+    return tmp / "wikigen" / "entries.parquet"

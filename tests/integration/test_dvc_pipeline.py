@@ -71,6 +71,11 @@ def test_repro_builds_the_selection_then_does_nothing_then_follows_params(projec
     assert "Running stage 'wiki'" in first and "Running stage 'summhay'" in first
     assert _titles(project) == SNAPSHOT_EVENTS
     assert (project / "dvc.lock").is_file()
+    records = sorted(p.name for p in (project / "data" / "lveval" / "records").iterdir())
+    assert records == [f"events_mixup_{n}k.parquet" for n in (2, 4, 8)]
+    lveval = json.loads((project / "data" / "lveval_baselines" / "lveval.json").read_text())
+    assert set(lveval["ak"]) == set(lveval["evidence_recall"]["bm25"]) == {"2k", "4k", "8k"}
+    assert "ak_by_level.csv" in _dvc(project, "plots", "show", "--json")
     articles = project / "data" / "wiki" / "articles.parquet"
     built = articles.stat().st_mtime_ns
 
@@ -102,6 +107,7 @@ def test_repro_builds_the_selection_then_does_nothing_then_follows_params(projec
     params_file.write_text(yaml.safe_dump(params, sort_keys=False))
     fourth = _dvc(project, "repro")
     assert "Running stage 'summhay'" in fourth and "Running stage 'baselines'" in fourth
-    assert not any(f"Running stage '{s}'" in fourth for s in ("wiki", "web", "wikigen"))
+    untouched = ("wiki", "web", "wikigen", "lveval", "lveval_baselines")
+    assert not any(f"Running stage '{s}'" in fourth for s in untouched)
     table = pq.read_table(haystacks).to_pylist()
     assert table and all(len(row["documents"]) == 12 for row in table)

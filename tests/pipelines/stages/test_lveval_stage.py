@@ -19,21 +19,11 @@ from pipelines.errors import MissingInputError, ParamsError
 from pipelines.settings import Params
 from pipelines.stages.lveval import run_lveval
 from pipelines.stages.lveval_baselines import run_lveval_baselines
-from pipelines.stages.web import run_web
-from pipelines.stages.wiki import run_wiki
-from pipelines.stages.wikigen import run_wikigen
 
 
 @pytest.fixture(scope="module")
-def entries(tmp_path_factory: pytest.TempPathFactory, params: Params) -> Path:
-    tmp = tmp_path_factory.mktemp("lveval-inputs")
-    run_wiki(params.wiki, tmp / "wiki")
-    run_web(params.sources, tmp / "wiki" / "articles.parquet", tmp / "web")
-    run_wikigen(
-        params.wikigen, tmp / "wiki" / "articles.parquet", tmp / "web" / "documents.parquet",
-        tmp / "wikigen",
-    )  # fmt: skip
-    return tmp / "wikigen" / "entries.parquet"
+def entries(snapshot_entries: Path) -> Path:
+    return snapshot_entries
 
 
 def build(params: Params, entries: Path, out: Path, root: Path | None = None, **lveval: object):

@@ -1,0 +1,105 @@
+"""The lveval stage through the ``openai`` backend, against a scripted OpenAI-compatible server on
+127.0.0.1: model-written questions, a confusing fact that first states the true answer (rejected
+and re-asked with the reason), model-proposed replacements; a rerun is served from the cache."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+import pytest
+
+from pipelines.settings import Params
+from pipelines.stages.lveval import run_lveval
+from tests.support.openai_server import openai_server
+
+_PASSAGE = re.compile(r"^\[([^\]\n]+)\]\n(.+?)(?=\n\n\[|\n\nWrite )", re.S | re.M)
+_NUMBERED = re.compile(r"[^.!?\n]*\b(\d{2,4})\b[^.!?\n]*[.!?]")
+
+
+def questions(prompt: str) -> str:
+    out = []
+    for passage_id, text in _PASSAGE.findall(prompt)[:3]:
+        found = _NUMBERED.search(text)
+        if found:
+            sentence = found[0].strip()
+            number = found[1]
+            blanked = sentence.replace(number, "how many", 1).rstrip(".!?")
+            out.append(
+                {
+                    "question": f"According to the report, {blanked}?",
+                    "answers": [number],
+                    "answer_keywords": number,
+                    "hops": 1,
+                    "evidence": [{"passage_id": passage_id, "quote": sentence}],
+                }
+            )
+    return json.dumps({"questions": out})
+
+
+def reply(body: dict[str, Any], n: int) -> str:
+    messages = body["messages"]
+    system = messages[0]["content"] if messages[0]["role"] == "system" else ""
+    prompt = next(m["content"] for m in messages if m["role"] == "user")
+    if "reading-comprehension" in system:
+        return questions(prompt)
+    if "confusing facts" in system:
+        answer = re.search(r"True answer: (.+)", prompt)[1]
+        evidence = re.search(r"^- (.+)$", prompt, re.M)[1]
+        if len(messages) == 2:  # first ask: state the true answer, to be rejected
+            return json.dumps({"fact": evidence})
+        changed = str(int(answer) + 7)
+        return "Here it is:\n" + json.dumps({"fact": evidence.replace(answer, changed)})
+    if "anonymise" in system:
+        return '```json\n{"rules": [{"orig": "Valdra", "repl": "Quixmoor"}]}\n```'
+    return "I do not know."
+
+
+@pytest.fixture()
+def llm_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("BENCHSMITH_TEST_KEY", "sk-local-test")
+
+
+def test_model_written_items_are_checked_reasked_and_cached(
+    tmp_path: Path, params: Params, snapshot_entries: Path, llm_env: None
+) -> None:
+    settings = params.lveval.model_copy(update={"levels": ["2k", "4k"]})
+    with openai_server(reply) as (url, log):
+        llm = params.llm.model_copy(
+            update={
+                "backend": "openai",
+                "base_url": url,
+                "model": "scripted",
+                "api_key_env": "BENCHSMITH_TEST_KEY",
+                "cache": tmp_path / "llm.sqlite",
+                "retries": 0,
+            }
+        )
+        stats = run_lveval(settings, llm, snapshot_entries, tmp_path / "a")
+        calls = log.count
+        again = run_lveval(settings, llm, snapshot_entries, tmp_path / "b")
+        assert log.count == calls  # every answer came from the cache
+    summary = json.loads((tmp_path / "a" / "stats.json").read_text())["llm"]
+    facts = summary["by_prompt"]["lveval/confusing_fact"]
+    assert facts["reasks"] >= stats.counts["qa_items"] > 0
+    assert summary["backend"] == "openai"
+    reasks = [b for b in log.bodies if len(b["messages"]) > 2]
+    assert any("states the true answer" in b["messages"][-1]["content"] for b in reasks)
+    records = [
+        r
+        for f in (tmp_path / "a" / "records").glob("*.parquet")
+        for r in pq.read_table(f).to_pylist()
+    ]
+    assert {r["level"] for r in records} == {"2k", "4k"}
+    for row in records:
+        if "cfi" in row["variant"]:
+            assert row["confusing_facts"] and row["answers"][0] not in row["confusing_facts"][0]
+        if "kpr" in row["variant"] and row["replacement_rules"]:
+            assert not re.search(r"\bValdra\b", row["context"])  # "Valdran" is another word
+            assert "Quixmoor" in row["context"]
+    assert again.counts == stats.counts
+    a = pq.read_table(tmp_path / "a" / "qa.parquet")
+    assert a.equals(pq.read_table(tmp_path / "b" / "qa.parquet"))
