@@ -6,9 +6,10 @@ out 4,173 grants." whose answer occurs nowhere else, a confusing fact (the same 
 another number) and a rule replacing the item's name by an invented one absent from the corpus.
 Each level runs in a fresh spawned process: it rebuilds the corpus, sets Arrow up with one tiny
 Parquet file, then streams every item's four variant rows from ``builders.lveval.build.records``
-into zstd Parquet (``RECORD_SCHEMA``, the stage's writer, ``--batch`` rows per write: by default
-the stage's ``rows_per_shard``). Reported per level: seconds, records/s, words/s, Parquet size,
-peak RSS growth (``ru_maxrss`` minus its value before the level, so no other level counts),
+into zstd Parquet (``RECORD_SCHEMA``, the stage's writer, ``--batch`` rows per write; by default
+as the stage, ``write_buffer_mb`` of context text). Reported per level: seconds, records/s,
+words/s, Parquet size, peak RSS growth (``ru_maxrss`` minus its value before the level, so no
+other level counts),
 rows whose length is outside ``[level x (1 - tolerance), level]``, and growth from the first.
 
     PYTHONPATH=. python bench/lveval.py --items 100 --levels 16k 32k 64k 128k 256k
@@ -139,7 +140,8 @@ def measure(args: argparse.Namespace, label: str) -> dict[str, Any]:
         base = max_rss_mb()
         path = Path(tmp) / f"synthetic_mixup_{label}.parquet"
         start = time.perf_counter()
-        with TableWriter(path, RECORD_SCHEMA, args.batch) as out:
+        batch = args.batch or LVEvalSettings().rows_per_write(size)
+        with TableWriter(path, RECORD_SCHEMA, batch) as out:
             for prep in prepared:
                 for row in records(prep, corpus, label, size, seed=args.seed,
                                    tolerance=settings.tolerance):  # fmt: skip
@@ -160,9 +162,7 @@ def main() -> None:
     parser.add_argument("--levels", nargs="+", default=list(DEFAULT_LEVELS))
     parser.add_argument("--corpus-words", type=int, default=400_000)
     parser.add_argument("--seed", type=int, default=LVEvalSettings().seed)
-    parser.add_argument(
-        "--batch", type=int, default=LVEvalSettings().rows_per_shard, help="rows per write"
-    )
+    parser.add_argument("--batch", type=int, default=0, help="rows per write (0: as the stage)")
     args = parser.parse_args()
     largest = max(level_words(label) for label in args.levels)
     if args.corpus_words <= largest:
@@ -179,8 +179,8 @@ def main() -> None:
         "memory: peak RSS growth = ru_maxrss of a fresh spawned process per level, minus its "
         "ru_maxrss once the corpus is built and one tiny Parquet file written (Arrow's one-time "
         "set-up); rows stream into zstd Parquet (RECORD_SCHEMA, "
-        f"{args.batch} rows per buffered write; the stage's rows_per_shard is "
-        f"{LVEvalSettings().rows_per_shard})\n"
+        f"{args.batch or 'as the stage:'} rows per buffered write; the stage buffers "
+        f"{LVEvalSettings().write_buffer_mb} MB of context text)\n"
     )
     spawn = multiprocessing.get_context("spawn")
     results = []

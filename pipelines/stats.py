@@ -5,7 +5,10 @@ from __future__ import annotations
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
+
+from pipelines.outputs import write_json
 
 
 @dataclass
@@ -39,3 +42,12 @@ class StageStats:
             "dropped": dict(sorted(self.dropped.items())),
             "duration_s": self.duration_s,
         }
+
+    def write(self, folder: Path, client: Any = None, **extra: Any) -> None:
+        """Stop the clock and write ``folder/stats.json``: the counts, ``extra``, and the LLM
+        accounting of ``client`` when there is one."""
+        self.finish()
+        summary = {**self.to_dict(), **extra}
+        if client is not None:
+            summary["llm"] = client.stats()
+        write_json(folder / "stats.json", summary)

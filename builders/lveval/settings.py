@@ -72,7 +72,13 @@ class LVEvalSettings(_Strict):
     hub_sources: list[HubSource] = Field(default_factory=list)
     cfi: CFISettings = Field(default_factory=CFISettings)
     kpr: KPRSettings = Field(default_factory=KPRSettings)
-    rows_per_shard: StrictInt = Field(64, ge=1, description="Records per buffered write.")
+    write_buffer_mb: StrictInt = Field(
+        32, ge=1, description="Context text buffered before a write; bounds memory at long levels."
+    )
+
+    def rows_per_write(self, words: int) -> int:
+        """Records per buffered write at a level of ``words`` (about 6 bytes per word)."""
+        return max(1, min(256, self.write_buffer_mb * 2**20 // (6 * words)))
 
     @field_validator("levels")
     @classmethod

@@ -76,9 +76,5 @@ def run_baselines(
             "scores": average_scores(score_rows),
         }
         write_json(scratch / METRICS, metrics)
-        stats.finish()
-        summary = stats.to_dict()
-        if client is not None:
-            summary["llm"] = client.stats()
-        write_json(scratch / "stats.json", summary)
+        stats.write(scratch, client)
     return stats

@@ -5,7 +5,8 @@ Writes ``qa.parquet`` (the verified QA items), ``records/<dataset>_<level>.parqu
 at that level as clean, cfi, kpr and cfi_kpr records), ``leval/<dataset>_<level>.jsonl`` (the
 same in L-Eval's layout), ``rules.jsonl`` (the proposed replacement rules, in the reviewed-rules
 format), ``drops.parquet`` (every item left out, with step and reason) and ``stats.json``.
-Records are streamed level by level: no more than one context per variant is held at a time.
+Records are streamed level by level and written in batches of at most ``write_buffer_mb`` of
+context text, so memory does not grow with the number of items.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from builders.lveval.settings import LVEvalSettings
 from builders.lveval.template import responders
 from pipelines.errors import MissingInputError, ParamsError
 from pipelines.llm import LLMClient, LLMSettings
-from pipelines.outputs import TableWriter, staged_outputs, write_json
+from pipelines.outputs import TableWriter, staged_outputs
 from pipelines.progress import progress_iter
 from pipelines.sources.qa_dataset import hub_items
 from pipelines.stats import StageStats
@@ -112,7 +113,7 @@ def run_lveval(
                     TableWriter(
                         scratch / RECORDS / f"{name}.parquet",
                         RECORD_SCHEMA,
-                        settings.rows_per_shard,
+                        settings.rows_per_write(size),
                     ) as out,  # fmt: skip
                     (scratch / LEVAL / f"{name}.jsonl").open("w", encoding="utf-8") as leval,
                 ):
@@ -130,12 +131,9 @@ def run_lveval(
                             leval.write(json.dumps(leval_line(row), ensure_ascii=False) + "\n")
                             stats.update(f"records_{label}")
                             lengths.setdefault(label, []).append(row["length"])
-        stats.finish()
-        summary = stats.to_dict()
-        summary["levels"] = {
+        levels = {
             label: {"words": sizes[label], "min_length": min(v), "max_length": max(v)}
             for label, v in lengths.items()
         }
-        summary["llm"] = client.stats()
-        write_json(scratch / "stats.json", summary)
+        stats.write(scratch, client, levels=levels)
     return stats

@@ -148,9 +148,5 @@ def run_lveval_baselines(
             for level in sizes
         }
         _plot(scratch / "recall_by_level.csv", clean, sizes, list(recall))
-        stats.finish()
-        summary = stats.to_dict()
-        if client is not None:
-            summary["llm"] = client.stats()
-        write_json(scratch / "stats.json", summary)
+        stats.write(scratch, client)
     return stats

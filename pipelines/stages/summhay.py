@@ -21,7 +21,7 @@ from builders.summhay.template import filler_sentences, responders
 from builders.summhay.variants import orders
 from builders.wikigen.entries import event_id
 from pipelines.llm import LLMClient, LLMSettings
-from pipelines.outputs import TableWriter, staged_outputs, write_json
+from pipelines.outputs import TableWriter, staged_outputs
 from pipelines.progress import progress_iter
 from pipelines.stages.web import read_articles
 from pipelines.stats import StageStats
@@ -124,8 +124,5 @@ def run_summhay(
                 official.write_text(
                     json.dumps(to_official(haystack), indent=1, ensure_ascii=False) + "\n", "utf-8"
                 )
-        stats.finish()
-        summary = stats.to_dict()
-        summary["llm"] = client.stats()
-        write_json(scratch / "stats.json", summary)
+        stats.write(scratch, client)
     return stats
