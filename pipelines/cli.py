@@ -244,7 +244,7 @@ def stage_lveval_baselines(
 
     def run() -> StageStats:
         p = load_params(params)
-        return run_lveval_baselines(p.baselines, p.llm, records, out)
+        return run_lveval_baselines(p.baselines, p.llm, records, out, embed_cache=p.embed.cache)
 
     stats = _guarded(run)
     metrics = json.loads((out / "lveval.json").read_text("utf-8"))

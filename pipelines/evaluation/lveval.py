@@ -13,6 +13,7 @@ import random
 import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
 from statistics import fmean
 from typing import Any
 
@@ -42,24 +43,44 @@ def chunks(context: str, size: int) -> list[tuple[int, int]]:
 
 
 class _Dense:
-    """Dense scores with one vector per distinct chunk text for the whole run."""
+    """Dense scores; passage vectors come from the embedding cache (by encoder and text) when
+    one is given, so a rerun embeds only chunks it has not seen."""
 
-    def __init__(self, model: str | None):
+    def __init__(self, model: str | None, cache: Path | None = None):
+        from pipelines.embed.cache import EmbeddingCache
         from pipelines.retrieval.dense import shared_scorer
 
         self.scorer = shared_scorer(model)
+        self.fingerprint = self.scorer.encoder.fingerprint()
+        self.cache = EmbeddingCache(cache) if cache else None
         self.vectors: dict[str, np.ndarray] = {}
 
-    def __call__(self, query: str, texts: list[str]) -> list[float]:
+    def _fill(self, texts: list[str]) -> None:
+        from pipelines.embed.cache import text_key
+
         todo = list(dict.fromkeys(t for t in texts if t not in self.vectors))
+        if todo and self.cache is not None:
+            keys = {t: text_key(self.fingerprint, t) for t in todo}
+            found = self.cache.get_many(list(keys.values()))
+            self.vectors.update({t: found[k] for t, k in keys.items() if k in found})
+            todo = [t for t in todo if t not in self.vectors]
         if todo:
-            self.vectors.update(zip(todo, self.scorer.embed(todo), strict=True))
+            fresh = self.scorer.embed(todo)
+            self.vectors.update(zip(todo, fresh, strict=True))
+            if self.cache is not None:
+                self.cache.put_many(
+                    (text_key(self.fingerprint, t), v) for t, v in zip(todo, fresh, strict=True)
+                )
+
+    def __call__(self, query: str, texts: list[str]) -> list[float]:
+        self._fill(texts)
         q = self.scorer.embed([query], kind="query")[0]
         return [float(self.vectors[t] @ q) for t in texts]
 
 
-def rankers(settings: BaselinesSettings) -> dict[str, Ranker]:
-    """The configured retrievers by name; the dense model loads only when asked for."""
+def rankers(settings: BaselinesSettings, cache: Path | None = None) -> dict[str, Ranker]:
+    """The configured retrievers by name; the dense model loads only when asked for, its
+    vectors kept in the embedding cache at ``cache`` when given."""
     out: dict[str, Ranker] = {}
     for name in settings.lveval.retrievers:
         if name == "random":
@@ -70,7 +91,7 @@ def rankers(settings: BaselinesSettings) -> dict[str, Ranker]:
 
             out[name] = bm25_scores
         elif name == "dense":
-            out[name] = _Dense(settings.dense_model)
+            out[name] = _Dense(settings.dense_model, cache)
     return out
 
 

@@ -77,14 +77,20 @@ def _plot(
 
 
 def run_lveval_baselines(
-    settings: BaselinesSettings, llm: LLMSettings, records_dir: Path, out_dir: Path
+    settings: BaselinesSettings,
+    llm: LLMSettings,
+    records_dir: Path,
+    out_dir: Path,
+    *,
+    embed_cache: Path | None = None,
 ) -> StageStats:
-    """Score every record file under ``records_dir``."""
+    """Score every record file under ``records_dir``; dense vectors are kept in the embedding
+    cache at ``embed_cache`` (the embed stage's) when given."""
     files = sorted(records_dir.glob("*.parquet"))
     if not files:
         raise MissingInputError(f"no records in {records_dir}; run 'dvc repro lveval' first")
     s = settings.lveval
-    ranks = rankers(settings)
+    ranks = rankers(settings, embed_cache)
     tokenizer = load_tokenizer(settings.tokenizer)
     client = None
     if s.answer:

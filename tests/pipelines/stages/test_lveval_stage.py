@@ -193,3 +193,41 @@ def test_baselines_report_recall_and_ak_by_level_and_variant(
     assert plot[0] == "level_words,clean,cfi,kpr,cfi_kpr" and len(plot) == 1 + len(levels)
     with pytest.raises(MissingInputError, match="run 'dvc repro lveval' first"):
         run_lveval_baselines(settings, llm, tmp_path / "none", tmp_path / "x")
+
+
+def test_dense_vectors_are_kept_in_the_embedding_cache_for_reruns(
+    tmp_path: Path, params: Params, built: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pipelines.embed.cache import EmbeddingCache
+    from pipelines.retrieval.dense import shared_scorer
+
+    records = tmp_path / "records"
+    records.mkdir()
+    first = sorted((built / "records").glob("*.parquet"))[0]
+    pq.write_table(pq.read_table(first).slice(0, 8), records / first.name)
+    lveval = params.baselines.lveval.model_copy(update={"retrievers": ["dense"], "answer": False})
+    settings = params.baselines.model_copy(update={"lveval": lveval})
+    scorer = shared_scorer(settings.dense_model)
+    embedded: list[int] = []
+    real = scorer.embed
+
+    def counting(texts, kind="passage"):
+        if kind == "passage":
+            embedded.append(len(texts))
+        return real(texts, kind)
+
+    monkeypatch.setattr(scorer, "embed", counting)
+    cache = tmp_path / "vectors.sqlite"
+
+    def run(out: str) -> None:
+        run_lveval_baselines(settings, params.llm, records, tmp_path / out, embed_cache=cache)
+
+    run("a")
+    stored = len(EmbeddingCache(cache))
+    assert sum(embedded) == stored > 0
+    embedded.clear()
+    run("b")
+    assert embedded == [] and len(EmbeddingCache(cache)) == stored
+    a = json.loads((tmp_path / "a" / "lveval.json").read_text())
+    assert a == json.loads((tmp_path / "b" / "lveval.json").read_text())
+    assert a["evidence_recall"]["dense"]
