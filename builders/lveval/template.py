@@ -46,6 +46,8 @@ _HEDGES = re.compile(
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*(?:\s(?:million|billion))?")
 _MONTH = "|".join(cfi.MONTHS)
 _DATE = re.compile(rf"\b\d{{1,2}}(?:[–-]\d{{1,2}})? (?:{_MONTH})(?: \d{{4}})?\b")
+_DATED = re.compile(rf"On (\d{{1,2}} (?:{_MONTH})(?: \d{{4}})?),? ([^,].{{10,200}}?)[.]$")
+_ABBREVIATION = re.compile(r"\b(?:Dr|Mr|Mrs|Ms|St|Prof|Gen|No)$")
 _PASSAGE_HEADER = re.compile(r"### Passage \d+\n")
 _PLACE = re.compile(r"\b(?:in|at|near|on) ((?:[A-Z][a-z]+ ?){1,4})")
 
@@ -88,8 +90,38 @@ def _fact(passages: Sequence[Mapping[str, str]], field: str, value: str) -> dict
     return None
 
 
+def dated_facts(passages: Sequence[Mapping[str, str]]) -> list[dict[str, Any]]:
+    """Questions from dated sentences ("On 5 March the levee was breached." -> "What was the
+    date when the levee was breached?"), answered by the date."""
+    lower = {w for p in passages for w in re.findall(r"\b[a-z]+\b", p["text"])}
+    out = []
+    for passage in passages:
+        text = passage["text"]
+        for start, end in sentences(text):
+            match = _DATED.match(text[start:end])
+            if not match:
+                continue
+            date, clause = match[1], match[2]
+            if _ABBREVIATION.search(clause):  # the sentence was cut at "Dr." or "St."
+                continue
+            first = clause.split(" ", 1)[0]
+            if first.lower() in lower:  # a common word starting the sentence, not a name
+                clause = first.lower() + clause[len(first) :]
+            out.append(
+                {
+                    "question": f"What was the date when {clause}?",
+                    "answers": [date],
+                    "answer_keywords": date,
+                    "hops": 1,
+                    "evidence": [{"passage_id": passage["passage_id"], "quote": text[start:end]}],
+                }
+            )
+    return out
+
+
 def questions(v: Mapping[str, Any]) -> str:
-    """``lveval/questions``: single-hop questions from infobox fields, then multi-hop ones."""
+    """``lveval/questions``: single-hop questions from infobox fields, then from dated facts,
+    then multi-hop ones."""
     passages = v["passages"]
     facts = {}
     for row in v["infobox"]:
@@ -108,6 +140,7 @@ def questions(v: Mapping[str, Any]) -> str:
                 "evidence": [{"passage_id": fact["passage_id"], "quote": fact["quote"]}],
             }
         )
+    out += dated_facts(passages)[: v["n"] - len(out)]
     bridge = next((facts[f] for f in BRIDGE_FIELDS if f in facts), None)
     singles = len(out)
     if bridge:

@@ -7,7 +7,7 @@ import json
 from builders.lveval.answers import QuestionDraft, QuestionsAnswer, Quote
 from builders.lveval.qa import locate, to_item
 from builders.lveval.records import Passage, QAItem
-from builders.lveval.template import answer, clean, questions
+from builders.lveval.template import answer, clean, dated_facts, questions
 
 LEAD = Passage(
     "ev#lead", "ev", "Cyclone Imre",
@@ -100,3 +100,19 @@ def test_the_reference_answerer_extracts_from_the_best_matching_sentence() -> No
     assert answer({"question": "How many people did Imre kill?", "context": context}) == "23"
     when = answer({"question": "When did Imre start forming?", "context": context})
     assert when == "14 January"  # the first date of the best sentence
+
+
+def test_dated_sentences_become_date_questions_quoting_them() -> None:
+    text = (
+        "Rain fell all week. On 5 March the levee at Meridal was breached. "
+        "On 9 March, Officials reopened the road. On 7 March the review led by Dr. Holm began."
+    )
+    passage = Passage("ev#s2", "ev", "Floods", text)
+    found = dated_facts([{"passage_id": passage.passage_id, "text": passage.text}])
+    assert [(q["question"], q["answers"]) for q in found] == [
+        ("What was the date when the levee at Meridal was breached?", ["5 March"]),
+        ("What was the date when Officials reopened the road?", ["9 March"]),
+    ]
+    drafts = QuestionsAnswer.model_validate({"questions": found}).questions
+    items = [to_item(d, {passage.passage_id: passage}, dataset="d", source="ev") for d in drafts]
+    assert all(isinstance(i, QAItem) for i in items)
