@@ -298,6 +298,72 @@ def stage_embed(
     )
 
 
+@stage_app.command("publish")
+def stage_publish(
+    params: ParamsOption = Path("params.yaml"),
+    data: Annotated[Path, typer.Option(help="Data folder the stages wrote.")] = DATA_ROOT,
+    out: Annotated[Path, typer.Option(help="Export folder.")] = DATA_ROOT / "hub",
+) -> None:
+    """Export every dataset in publish.datasets in the Hub's layout, with cards; push if asked.
+
+    Writes OUT/<name>/ (Parquet shards per config and split, README.md, images/, eval.yaml,
+    benchsmith.json) and OUT/stats.json. With publish.push: true, also pushes and tags each.
+    """
+    from pipelines.stages.publish import run_publish
+
+    def run() -> StageStats:
+        p = load_params(params)
+        return run_publish(p.publish, data, out, root=params.resolve().parent, params_file=params)
+
+    stats = _guarded(run)
+    rows = ", ".join(
+        f"{k.removesuffix('_rows')} {v} rows"
+        for k, v in stats.counts.items()
+        if k.endswith("_rows")
+    )
+    typer.echo(f"publish: {rows} -> {out}/ (version {load_params(params).publish.version})")
+
+
+@app.command("publish")
+def publish(
+    params: ParamsOption = Path("params.yaml"),
+    folder: Annotated[Path, typer.Option(help="Export folder (the publish stage's output).")] = (
+        DATA_ROOT / "hub"
+    ),
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Print every planned operation; no network.")
+    ] = False,
+    remote_state: Annotated[
+        Path | None,
+        typer.Option(
+            help="JSON of the Hub's refs and tag commits (as its API returns them) to plan "
+            "against instead of asking the Hub."
+        ),
+    ] = None,
+) -> None:
+    """Push the exported datasets to the Hub, each tagged with publish.version.
+
+    A version that exists with the same content is left alone; one that exists with different
+    content is refused. The token comes from HF_TOKEN only.
+    """
+    from pipelines.publish.hub import RemoteState
+    from pipelines.stages.publish import publish_folder
+
+    def run() -> list[str]:
+        p = load_params(params)
+        remote = None
+        if remote_state is not None:
+            recorded = json.loads(remote_state.read_text("utf-8"))
+            remote = RemoteState.from_responses(recorded.get("refs"), recorded.get("commits", {}))
+        return [
+            publish_folder(folder / name, p.publish, dry_run=dry_run, remote=remote)
+            for name in p.publish.datasets
+        ]
+
+    for plan in _guarded(run):
+        typer.echo(plan)
+
+
 snapshot_app = typer.Typer(help="Rebuild parts of the embedded snapshot.", no_args_is_help=True)
 app.add_typer(snapshot_app, name="snapshot")
 

@@ -23,6 +23,7 @@ from pipelines.embed.settings import ChunkSettings, EmbedSettings
 from pipelines.errors import ParamsError
 from pipelines.llm.settings import LLMSettings
 from pipelines.paths import InputFile, ProjectPath
+from pipelines.publish.settings import PublishSettings
 from pipelines.sources.extract import ExtractSettings
 from pipelines.sources.search.settings import SearchSettings
 
@@ -250,6 +251,7 @@ class Params(Strict):
     chunk: ChunkSettings = Field(default_factory=ChunkSettings)
     embed: EmbedSettings = Field(default_factory=EmbedSettings)
     lveval: LVEvalSettings = Field(default_factory=LVEvalSettings)
+    publish: PublishSettings = Field(default_factory=PublishSettings)
 
 
 def _location(loc: tuple[Any, ...]) -> str:

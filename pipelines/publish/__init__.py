@@ -1,0 +1,1 @@
+"""The ``publish`` stage: Hub-layout Parquet exports with cards, pushed as tagged versions."""

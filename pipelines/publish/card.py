@@ -1,0 +1,230 @@
+"""The dataset card (README.md with Hub YAML metadata) and eval.yaml of one export."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from datasets import DatasetInfo, Features, LargeList, List, Value
+from datasets.info import DatasetInfosDict
+from datasets.splits import SplitDict, SplitInfo
+from huggingface_hub import DatasetCard, DatasetCardData
+from jinja2 import Environment, FileSystemLoader, StrictUndefined, TemplateError
+
+from pipelines.publish.export import ExportedConfig, PublishError
+from pipelines.publish.provenance import Provenance
+from pipelines.publish.registry import DatasetSpec
+from pipelines.publish.statistics import StatTable
+
+FIELD_DOCS = {
+    "event_id": "Stable id of the event (Wikipedia page id based); the key shared by every config.",
+    "entry_id": "The event this row belongs to (event_id of the entries config).",
+    "split": "train or test; assigned by a seeded hash of the id, so an event keeps its split.",
+    "doc_id": "Stable id of a related document (event and canonical URL).",
+    "origin": "human: cited by the article's editors; search: found by the search engine.",
+    "status": "How fetching or extraction ended (ok, dead, robots, timeout, ...).",
+    "reason": "Why an item is not ok, in words.",
+    "content_hash": "sha1 of the extracted text with whitespace and case folded.",
+    "fetched_at": "When the document was fetched (UTC).",
+    "chunk_id": "Stable id of the chunk (document, ordinal and text).",
+    "vector": "The chunk's embedding (fixed length).",
+    "qa_id": "Stable id of the QA item; the same at every level and variant.",
+    "variant": "clean, cfi (confusing facts inserted), kpr (keywords replaced) or cfi_kpr.",
+    "level": "Length level of the context, e.g. 16k words.",
+    "context": "The long context: passages separated by '### Passage N'.",
+    "input": "The question.",
+    "answers": "Reference answers.",
+    "answer_keywords": "Words an answer must contain for the AK metric's recall gate.",
+    "length": "Context length in words (characters for Chinese).",
+    "evidence_positions": "Character spans of the supporting evidence in the context.",
+    "confusing_fact_positions": "Character spans of the inserted confusing facts.",
+    "replacement_rules": "KPR rules applied to context, question and answers.",
+    "title": "Title of the article or document.",
+    "url": "Where the article or document was read.",
+    "canonical_url": "The URL with tracking parameters and fragments removed.",
+    "final_url": "The URL after redirects.",
+    "http_status": "HTTP status of the last answer (empty when none came).",
+    "created_at": "When the Wikipedia article was created (UTC).",
+    "summary": "The article's lead section.",
+    "outline": "Section titles in order (the outline to generate).",
+    "sections": "Sections with level, title and text (the reference article).",
+    "infobox": "Infobox fields as key/value pairs.",
+    "infobox_type": "The infobox template, e.g. flood or election.",
+    "references": "The article's citations: name, citation text and URL.",
+    "word_count": "Length in words.",
+    "documents": "Related documents of the entry (usable ones, with text).",
+    "document_counts": "Related documents by origin and crawl status, usable or not.",
+    "document_id": "The chunked document (doc_id of the documents config).",
+    "ordinal": "Position of the chunk in its document.",
+    "char_start": "First character of the chunk in the document's text.",
+    "char_end": "End (exclusive) of the chunk in the document's text.",
+    "word_start": "First word of the chunk in the document's text.",
+    "word_end": "End (exclusive) word of the chunk.",
+    "words": "Words in the chunk.",
+    "text": "Extracted text (absent when documents are published as URLs only).",
+    "model": "The encoder that made the vector.",
+    "date": "Publication date found in the page, if any.",
+    "language": "Language found in the page, if any.",
+    "cite_text": "How the article's editors cited the document.",
+    "query": "The search query that found the document.",
+    "rank": "Rank of the document in the search results.",
+    "snippet": "The search engine's snippet.",
+    "dataset": "LV-Eval subset name.",
+    "hops": "1 for single-hop questions, 2 or more for multi-hop.",
+    "passage_ids": "The supporting passages of the question.",
+    "confusing_facts": "Inserted confusing facts (empty in the clean and kpr variants).",
+    "level_words": "The length level in words.",
+}
+
+SIZE_CATEGORIES = [
+    (1_000, "n<1K"),
+    (10_000, "1K<n<10K"),
+    (100_000, "10K<n<100K"),
+    (1_000_000, "100K<n<1M"),
+    (10_000_000, "1M<n<10M"),
+    (100_000_000, "10M<n<100M"),
+]
+
+
+@dataclass(frozen=True)
+class CardInputs:
+    """Everything a card is rendered from."""
+
+    spec: DatasetSpec
+    configs: list[ExportedConfig]
+    version: str
+    repo_id: str | None
+    documents: str
+    statistics: list[StatTable]
+    baselines: list[StatTable]
+    charts: list[tuple[str, str]]
+    provenance: Provenance
+
+
+def size_category(rows: int) -> str:
+    """The Hub's size category of a dataset with ``rows`` rows."""
+    return next((label for limit, label in SIZE_CATEGORIES if rows < limit), "n>100M")
+
+
+def type_name(feature: Any) -> str:
+    """A short type for the fields table: ``string``, ``list<string>``, ``float16[384]``."""
+    if isinstance(feature, Value):
+        return feature.dtype
+    if isinstance(feature, List | LargeList):
+        inner = type_name(feature.feature)
+        length = getattr(feature, "length", -1)
+        return f"{inner}[{length}]" if length and length > 0 else f"list<{inner}>"
+    if isinstance(feature, dict):
+        return "struct{" + ", ".join(f"{k}: {type_name(v)}" for k, v in feature.items()) + "}"
+    return type(feature).__name__
+
+
+def fields_table(features: Features) -> list[tuple[str, str, str]]:
+    """``(field, type, description)`` for every top-level field."""
+    return [(name, type_name(f), FIELD_DOCS.get(name, "")) for name, f in features.items()]
+
+
+def card_data(inputs: CardInputs) -> DatasetCardData:
+    """The card's YAML metadata: license, sizes, tags, configs and the declared features."""
+    spec, configs = inputs.spec, inputs.configs
+    default = next((c.name for c in configs if c.spec.task), configs[0].name)
+    rows = next((c.rows for c in configs if c.name == spec.size_from), configs[0].rows)
+    data = DatasetCardData(
+        license=spec.license,
+        pretty_name=spec.pretty_name,
+        language=list(spec.language),
+        task_categories=list(spec.task_categories),
+        size_categories=[size_category(rows)],
+        tags=[*spec.tags, f"version-{inputs.version}"],
+        source_datasets=list(spec.source_datasets),
+        configs=[
+            {
+                "config_name": c.name,
+                "data_files": [
+                    {"split": split, "path": f"{c.name}/{split}-*"} for split in c.splits
+                ],
+                **({"default": True} if c.name == default else {}),
+            }
+            for c in configs
+        ],
+    )
+    infos = {}
+    for c in configs:
+        splits = SplitDict()
+        for split, files in c.splits.items():
+            splits.add(SplitInfo(name=split, num_examples=files.rows, num_bytes=files.bytes))
+        infos[c.name] = DatasetInfo(features=c.features, splits=splits, config_name=c.name)
+    DatasetInfosDict(infos).to_dataset_card_data(data)
+    return data
+
+
+def render_card(inputs: CardInputs, templates: Path) -> DatasetCard:
+    """Render README.md: the YAML metadata plus the body from ``templates/<spec.template>``."""
+    if not (templates / inputs.spec.template).is_file():
+        raise PublishError(
+            f"{templates / inputs.spec.template}: card template of {inputs.spec.name} not found"
+        )
+    env = Environment(
+        loader=FileSystemLoader(templates),
+        undefined=StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    citations = []
+    for key in inputs.spec.citations:
+        path = templates / "citations" / f"{key}.bib"
+        if not path.is_file():
+            raise PublishError(f"{path}: citation {key!r} of {inputs.spec.name} not found")
+        citations.append(path.read_text("utf-8").strip())
+    repo = inputs.repo_id or f"<namespace>/{inputs.spec.name}"
+    try:
+        body = env.get_template(inputs.spec.template).render(
+            spec=inputs.spec,
+            configs=inputs.configs,
+            fields={c.name: fields_table(c.features) for c in inputs.configs},
+            version=inputs.version,
+            repo=repo,
+            documents=inputs.documents,
+            statistics=inputs.statistics,
+            baselines=inputs.baselines,
+            charts=inputs.charts,
+            provenance=inputs.provenance,
+            params_yaml=yaml.safe_dump(inputs.provenance.params, sort_keys=False).strip(),
+            citations=citations,
+        )
+    except TemplateError as exc:
+        raise PublishError(f"{templates}/{inputs.spec.template}: {exc}") from exc
+    data = card_data(inputs)
+    return DatasetCard(f"---\n{data.to_yaml()}\n---\n\n{body.strip()}\n")
+
+
+def eval_yaml(spec: DatasetSpec, configs: list[ExportedConfig], version: str) -> str | None:
+    """The Hub's benchmark registration: one task per evaluation config and split."""
+    tasks = [
+        {"id": c.name if split == "test" else f"{c.name}_{split}", "config": c.name, "split": split}
+        for c in configs
+        if c.spec.task
+        for split in c.splits
+        if split == "test"
+    ]
+    if not tasks:
+        return None
+    document = {
+        "name": spec.pretty_name,
+        "description": f"{spec.pretty_name}, version {version}, built with benchsmith.",
+        "evaluation_framework": "benchsmith",
+        "tasks": tasks,
+    }
+    return yaml.safe_dump(document, sort_keys=False)
+
+
+def baseline_json(path: Path) -> dict[str, Any]:
+    """A baselines metrics file, with a clear error when it is not JSON."""
+    try:
+        return json.loads(path.read_text("utf-8"))
+    except json.JSONDecodeError as exc:
+        raise PublishError(f"{path}: baselines metrics are not valid JSON: {exc}") from exc

@@ -1,0 +1,200 @@
+"""Which tables each published dataset is made of: adding a dataset is an entry here plus a card
+template in ``cards/``, not new code."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Join:
+    """Columns taken from another table by a shared key (e.g. a vector's chunk -> its entry)."""
+
+    source: str
+    key: str
+    columns: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ConfigSpec:
+    """One Hub config: a logical table, read from one or more stage outputs under ``data/``.
+
+    A ``source`` with a ``*`` gives one config per file, named by ``name`` with ``{stem}``
+    replaced; ``group_by`` gives one config per distinct value of a column (``{value}``).
+    Rows go to the split named ``split``, to the split in column ``split_column``, or to the
+    split of the entry whose id is in column ``split_key`` (the dataset's ``split_index``).
+    """
+
+    name: str
+    source: str
+    description: str
+    split: str = "test"
+    split_column: str | None = None
+    split_key: str | None = None
+    where: tuple[tuple[str, str], ...] = ()
+    join: Join | None = None
+    group_by: str | None = None
+    vectors: tuple[str, ...] = ()
+    drop: tuple[str, ...] = ()
+    url_only_drop: tuple[str, ...] = ()
+    text_column: str | None = None
+    optional: bool = False
+    task: bool = False
+
+
+@dataclass(frozen=True)
+class Plot:
+    """A line chart drawn from a CSV the baselines write (x column against y columns)."""
+
+    source: str
+    x: str
+    ys: tuple[str, ...]
+    title: str
+    xlabel: str
+    ylabel: str
+
+
+@dataclass(frozen=True)
+class DatasetSpec:
+    """A published dataset: its configs, card metadata, statistics and provenance inputs."""
+
+    name: str
+    pretty_name: str
+    template: str
+    configs: tuple[ConfigSpec, ...]
+    license: str
+    task_categories: tuple[str, ...]
+    tags: tuple[str, ...]
+    size_from: str
+    params: tuple[str, ...]
+    split_index: tuple[str, str, str] | None = None
+    statistics: tuple[str, ...] = ()
+    baselines: tuple[str, ...] = ()
+    plots: tuple[Plot, ...] = ()
+    source_datasets: tuple[str, ...] = ("original",)
+    language: tuple[str, ...] = ("en",)
+    citations: tuple[str, ...] = field(default_factory=tuple)
+
+
+ENTRIES = "wikigen/entries.parquet"
+
+DATASETS: dict[str, DatasetSpec] = {
+    spec.name: spec
+    for spec in (
+        DatasetSpec(
+            name="wikigenbench",
+            pretty_name="WikiGenBench (fresh events)",
+            template="wikigenbench.md.j2",
+            configs=(
+                ConfigSpec(
+                    "entries",
+                    ENTRIES,
+                    "One Wikipedia event article per row, with its outline, sections and the "
+                    "related documents it cites or that search found.",
+                    split_column="split",
+                    url_only_drop=("documents.text",),
+                    text_column="word_count",
+                    task=True,
+                ),
+                ConfigSpec(
+                    "documents",
+                    "web/documents.parquet",
+                    "Every related document found for an event, with how fetching it ended "
+                    "(ok, dead, robots, ...) and its extracted text.",
+                    split_key="event_id",
+                    url_only_drop=("text", "snippet"),
+                    text_column="text",
+                ),
+                ConfigSpec(
+                    "chunks",
+                    "chunk/chunks.parquet",
+                    "Related documents cut into retrieval chunks with character and word offsets.",
+                    split_key="entry_id",
+                    where=(("corpus", "web"),),
+                    drop=("corpus",),
+                    url_only_drop=("text",),
+                    text_column="text",
+                ),
+                ConfigSpec(
+                    "embeddings_{value}",
+                    "embed/vectors/embeddings.parquet",
+                    "One vector per chunk from the named encoder (join on chunk_id).",
+                    split_key="entry_id",
+                    join=Join("chunk/chunks.parquet", "chunk_id", ("entry_id", "corpus")),
+                    where=(("corpus", "web"),),
+                    group_by="model",
+                    vectors=("vector",),
+                    drop=("corpus",),
+                    optional=True,
+                ),
+            ),
+            license="cc-by-sa-4.0",
+            task_categories=("text-generation", "summarization"),
+            tags=("wikipedia", "long-context", "retrieval-augmented-generation", "benchsmith"),
+            size_from="entries",
+            params=("wiki", "sources", "wikigen", "chunk", "embed"),
+            split_index=(ENTRIES, "event_id", "split"),
+            statistics=("documents_per_entry", "crawl_outcomes"),
+            citations=("wikigenbench",),
+        ),
+        DatasetSpec(
+            name="summhay",
+            pretty_name="Summary of a Haystack (fresh events)",
+            template="summhay.md.j2",
+            configs=(
+                ConfigSpec(
+                    "haystacks",
+                    "summhay/haystacks.parquet",
+                    "One haystack per topic: subtopics, insights with their gold documents, and "
+                    "the documents that repeat them.",
+                    text_column="documents.text",
+                    task=True,
+                ),
+            ),
+            license="cc-by-sa-4.0",
+            task_categories=("summarization",),
+            tags=("long-context", "summarization", "citation", "benchsmith"),
+            size_from="haystacks",
+            params=("summhay", "llm", "baselines"),
+            baselines=("baselines/summhay.json",),
+            citations=("summhay",),
+        ),
+        DatasetSpec(
+            name="lveval",
+            pretty_name="LV-Eval-style long-context QA (fresh events)",
+            template="lveval.md.j2",
+            configs=(
+                ConfigSpec(
+                    "{stem}",
+                    "lveval/records/*.parquet",
+                    "Every QA item at one length level, in four variants (clean, cfi, kpr, "
+                    "cfi_kpr) told apart by the variant column.",
+                    text_column="context",
+                    task=True,
+                ),
+                ConfigSpec(
+                    "qa",
+                    "lveval/qa.parquet",
+                    "The QA items themselves, with their evidence, before any context is built.",
+                ),
+            ),
+            license="cc-by-sa-4.0",
+            task_categories=("question-answering",),
+            tags=("long-context", "question-answering", "lv-eval", "l-eval", "benchsmith"),
+            size_from="qa",
+            params=("lveval", "llm", "baselines"),
+            baselines=("lveval_baselines/lveval.json",),
+            plots=(
+                Plot(
+                    "lveval_baselines/ak_by_level.csv",
+                    "level_words",
+                    ("clean", "cfi", "kpr", "cfi_kpr"),
+                    "Reference baseline: AK score by length level",
+                    "context length (words)",
+                    "AK score",
+                ),
+            ),
+            citations=("lveval", "leval"),
+        ),
+    )
+}

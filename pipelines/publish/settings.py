@@ -1,0 +1,101 @@
+"""The ``publish`` settings."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator, model_validator
+
+from pipelines.paths import ProjectPath
+
+VERSION = re.compile(r"^\d+(\.\d+){1,3}([.-]?(a|b|rc|dev|pre)\.?\d*)?$")
+"""Calendar or semantic versions with an optional pre-release: 2026.11.0, 2026.11.0rc1, 1.2.0."""
+REPO_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}$")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class PublishSettings(_Strict):
+    """What to export under ``data/hub/<name>/``, and where and how to push it."""
+
+    datasets: list[str] = Field(
+        default_factory=lambda: ["wikigenbench", "summhay", "lveval"],
+        description="Registered datasets to export (see README: Publishing).",
+    )
+    version: str = Field(
+        "2026.11.0",
+        description="Written into the card; becomes the Hub tag (e.g. 2026.11.0, 2026.11.0rc1).",
+    )
+    namespace: str | None = Field(
+        None, description="Hub user or organisation; repositories are <namespace>/<name>."
+    )
+    repos: dict[str, str] = Field(
+        default_factory=dict, description="Repository id per dataset, overriding namespace/name."
+    )
+    revision: str = Field(
+        "main",
+        description="Branch to push to (created when missing); pre-releases can use another.",
+    )
+    private: bool = Field(False, description="Create missing repositories as private.")
+    push: bool = Field(False, description="Push to the Hub (token from HF_TOKEN only).")
+    documents: Literal["text", "urls"] = Field(
+        "text",
+        description=(
+            "text: publish extracted web text; urls: URLs, content hashes and fetch times only "
+            "(restore the text with `benchsmith rehydrate`)."
+        ),
+    )
+    shard_mb: StrictInt = Field(
+        500, gt=0, description="Parquet shard-size cap in MB of uncompressed Arrow data."
+    )
+    cards: ProjectPath = Field(Path("cards"), description="Folder of the card templates.")
+    embeddings: bool = Field(True, description="Publish the embed stage's vectors when present.")
+    retries: StrictInt = Field(5, ge=0, description="Retries of Hub calls answered 429 or 5xx.")
+    backoff_s: float = Field(2.0, gt=0, description="First retry wait; doubles each time.")
+
+    @field_validator("version")
+    @classmethod
+    def _version(cls, value: str) -> str:
+        if not VERSION.match(value):
+            raise ValueError(
+                f"{value!r} is not a version such as 2026.11.0 or 2026.11.0rc1 (digits and dots, "
+                "with an optional a/b/rc/dev suffix)"
+            )
+        return value
+
+    @field_validator("datasets")
+    @classmethod
+    def _registered(cls, value: list[str]) -> list[str]:
+        from pipelines.publish.registry import DATASETS
+
+        unknown = [name for name in value if name not in DATASETS]
+        if unknown:
+            raise ValueError(
+                f"unknown dataset(s) {', '.join(unknown)}; registered: {', '.join(DATASETS)}"
+            )
+        return value
+
+    @model_validator(mode="after")
+    def _repos_named(self) -> PublishSettings:
+        if self.namespace is not None and not REPO_NAME.match(self.namespace):
+            raise ValueError(f"namespace {self.namespace!r} is not a valid Hub user or org name")
+        for name, repo in self.repos.items():
+            owner, _, rest = repo.partition("/")
+            if not (REPO_NAME.match(owner) and REPO_NAME.match(rest)):
+                raise ValueError(f"repos.{name}: {repo!r} is not a repository id 'owner/name'")
+        return self
+
+    @property
+    def prerelease(self) -> bool:
+        """Whether the version carries a pre-release suffix."""
+        return bool(re.search(r"(a|b|rc|dev|pre)\.?\d*$", self.version))
+
+    def repo_id(self, name: str) -> str | None:
+        """The Hub repository of dataset ``name``, or None when none is configured."""
+        if name in self.repos:
+            return self.repos[name]
+        return f"{self.namespace}/{name}" if self.namespace else None

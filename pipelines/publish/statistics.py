@@ -1,0 +1,146 @@
+"""Numbers for the dataset card: rows by split, length distributions, crawl outcomes."""
+
+from __future__ import annotations
+
+import statistics as st
+from collections import Counter, defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+
+from pipelines.publish.export import ExportedConfig
+
+DOCUMENTS = "web/documents.parquet"
+
+
+@dataclass(frozen=True)
+class StatTable:
+    """A titled table for the card."""
+
+    title: str
+    note: str
+    columns: list[str]
+    rows: list[list[Any]]
+
+
+def split_counts(configs: list[ExportedConfig]) -> StatTable:
+    """Rows (and bytes on disk) of every config and split."""
+    rows = [
+        [c.name, split, files.rows, _mb(files.bytes), len(files.files)]
+        for c in configs
+        for split, files in c.splits.items()
+    ]
+    return StatTable(
+        "Rows by config and split", "", ["config", "split", "rows", "MB", "shards"], rows
+    )
+
+
+def length_distributions(configs: list[ExportedConfig]) -> StatTable:
+    """Word-length distribution of each config's text column."""
+    rows = []
+    for c in configs:
+        if not c.word_lengths:
+            continue
+        n = sorted(c.word_lengths)
+        q = st.quantiles(n, n=10, method="inclusive") if len(n) > 1 else [n[0]] * 9
+        rows.append(
+            [
+                c.name,
+                c.spec.text_column,
+                len(n),
+                n[0],
+                round(q[0]),
+                round(st.median(n)),
+                round(st.fmean(n)),
+                round(q[-1]),
+                n[-1],
+            ]
+        )
+    return StatTable(
+        "Length in words",
+        "Words per text (whitespace-separated), over every split.",
+        ["config", "of", "texts", "min", "p10", "median", "mean", "p90", "max"],
+        rows,
+    )
+
+
+def documents_per_entry(data: Path) -> StatTable:
+    """Usable related documents per entry, by origin (cited by editors or found by search)."""
+    table = pq.read_table(data / DOCUMENTS, columns=["event_id", "origin", "status"]).to_pylist()
+    events = {r["event_id"] for r in table}
+    usable: dict[str, Counter[str]] = defaultdict(Counter)
+    for r in table:
+        if r["status"] == "ok":
+            usable[r["origin"]][r["event_id"]] += 1
+    rows = []
+    for origin in sorted({r["origin"] for r in table}):
+        per = [usable[origin][e] for e in sorted(events)]
+        rows.append([origin, sum(per), round(st.fmean(per), 2), min(per), max(per)])
+    return StatTable(
+        "Usable documents per entry, by origin",
+        f"Over {len(events)} entries; `human` documents are cited by the article's editors, "
+        "`search` documents come from the search engine.",
+        ["origin", "documents", "mean per entry", "min", "max"],
+        rows,
+    )
+
+
+def crawl_outcomes(data: Path) -> StatTable:
+    """How fetching every candidate document ended, by origin and status."""
+    table = pq.read_table(data / DOCUMENTS, columns=["origin", "status"]).to_pylist()
+    counts = Counter((r["status"], r["origin"]) for r in table)
+    origins = sorted({o for _, o in counts})
+    rows = [
+        [status, *(counts[(status, o)] for o in origins), sum(counts[(status, o)] for o in origins)]
+        for status in sorted({s for s, _ in counts}, key=lambda s: (s != "ok", s))
+    ]
+    return StatTable(
+        "Crawl outcomes",
+        "`dead`: 4xx answers; `robots`: disallowed by robots.txt; `blocked_address`: refused "
+        "private or loopback address; `duplicate` and `mirror`: same text or a Wikipedia copy.",
+        ["status", *origins, "total"],
+        rows,
+    )
+
+
+NAMED: dict[str, Callable[[Path], StatTable]] = {
+    "documents_per_entry": documents_per_entry,
+    "crawl_outcomes": crawl_outcomes,
+}
+
+
+def metric_tables(name: str, metrics: dict[str, Any]) -> list[StatTable]:
+    """Render a baselines metrics JSON: scalars in one table, each nested mapping as a matrix."""
+    scalars = [[k, v] for k, v in metrics.items() if not isinstance(v, dict)]
+    tables = [StatTable(f"{name}: settings", "", ["key", "value"], scalars)] if scalars else []
+    for key, value in metrics.items():
+        if not isinstance(value, dict):
+            continue
+        flat = _rows(value)
+        columns = sorted({c for row in flat.values() for c in row}, key=_column_order)
+        rows = [[label, *(row.get(c, "") for c in columns)] for label, row in flat.items()]
+        tables.append(StatTable(f"{name}: {key}", "", ["", *columns], rows))
+    return tables
+
+
+def _rows(value: dict[str, Any], prefix: str = "") -> dict[str, dict[str, Any]]:
+    """Nested mappings -> ``{row label: {column: scalar}}``; the innermost keys are columns."""
+    if all(not isinstance(v, dict) for v in value.values()):
+        return {prefix or "value": value}
+    out: dict[str, dict[str, Any]] = {}
+    for k, v in value.items():
+        label = f"{prefix} / {k}" if prefix else str(k)
+        out.update(_rows(v, label) if isinstance(v, dict) else {label: {"value": v}})
+    return out
+
+
+def _column_order(column: str) -> tuple[int, str]:
+    order = ["clean", "cfi", "kpr", "cfi_kpr"]
+    return (order.index(column), "") if column in order else (len(order), column)
+
+
+def _mb(n: int) -> float:
+    return round(n / 1e6, 3)

@@ -1,0 +1,181 @@
+"""The ``publish`` stage: export every registered dataset in the Hub's layout, then push if asked.
+
+``data/hub/<name>/`` holds ``<config>/<split>-0000i-of-0000N.parquet``, ``README.md`` (card),
+``images/*.png``, ``eval.yaml`` where the dataset is a benchmark, and ``benchsmith.json``.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from pipelines.errors import MissingInputError
+from pipelines.outputs import staged_outputs
+from pipelines.progress import progress_iter
+from pipelines.publish import charts
+from pipelines.publish.card import CardInputs, baseline_json, eval_yaml, render_card
+from pipelines.publish.export import (
+    UNASSIGNED,
+    ExportedConfig,
+    PublishError,
+    config_sources,
+    export_config,
+    split_index,
+)
+from pipelines.publish.hub import RemoteState, Retry, hub_token, plan_push, push
+from pipelines.publish.manifest import MANIFEST, build_manifest, read_manifest
+from pipelines.publish.provenance import collect
+from pipelines.publish.registry import DATASETS, DatasetSpec
+from pipelines.publish.settings import PublishSettings
+from pipelines.publish.statistics import (
+    NAMED,
+    length_distributions,
+    metric_tables,
+    split_counts,
+)
+from pipelines.stats import StageStats
+
+log = logging.getLogger("pipelines.publish")
+MB = 1_000_000
+
+
+def export_dataset(
+    spec: DatasetSpec,
+    settings: PublishSettings,
+    data: Path,
+    out: Path,
+    root: Path,
+    params_file: Path,
+) -> list[ExportedConfig]:
+    """Write one dataset's folder ``out`` (shards, charts, card, eval.yaml, manifest)."""
+    url_only = settings.documents == "urls"
+    splits_of = split_index(spec, data)
+    exported: list[ExportedConfig] = []
+    for config in spec.configs:
+        if config.vectors and not settings.embeddings:
+            continue
+        sources = config_sources(config, data)
+        if not sources and not config.optional:
+            raise MissingInputError(f"{data / config.source}: no files for config {config.name!r}")
+        for name, source, value in progress_iter(sources, f"{spec.name}: {config.name}"):
+            exported.append(
+                export_config(
+                    name,
+                    config,
+                    source,
+                    value,
+                    splits_of,
+                    data,
+                    out,
+                    url_only=url_only,
+                    shard_bytes=settings.shard_mb * MB,
+                )
+            )
+    stats = [split_counts(exported), length_distributions(exported)]
+    stats += [NAMED[name](data) for name in spec.statistics]
+    chart_files = []
+    if charts.length_chart(
+        exported, out / "images" / "lengths.png", f"{spec.pretty_name}: lengths"
+    ):
+        chart_files.append(("images/lengths.png", "Word-length distribution"))
+    for i, plot in enumerate(spec.plots):
+        if charts.line_chart(plot, data, out / "images" / f"baseline_{i}.png"):
+            chart_files.append((f"images/baseline_{i}.png", plot.title))
+    baselines = []
+    for path in spec.baselines:
+        if (data / path).is_file():
+            baselines += metric_tables(Path(path).stem, baseline_json(data / path))
+    inputs = sorted(
+        {str(Path("data") / c.source.relative_to(data)) for c in exported}
+        | {str(Path("data") / p) for p in spec.baselines if (data / p).is_file()}
+    )
+    provenance = collect(root, params_file, spec.params, inputs)
+    card = render_card(
+        CardInputs(
+            spec,
+            exported,
+            settings.version,
+            settings.repo_id(spec.name),
+            settings.documents,
+            stats,
+            baselines,
+            chart_files,
+            provenance,
+        ),
+        settings.cards,
+    )
+    card.save(out / "README.md")
+    if registration := eval_yaml(spec, exported, settings.version):
+        (out / "eval.yaml").write_text(registration, "utf-8")
+    manifest = build_manifest(
+        out, spec.name, settings.version, provenance.toolkit_version, provenance.git_commit
+    )
+    (out / MANIFEST).write_text(manifest.to_json(), "utf-8")
+    return exported
+
+
+def run_publish(
+    settings: PublishSettings, data: Path, out: Path, *, root: Path, params_file: Path
+) -> StageStats:
+    """Export every dataset in ``settings.datasets`` under ``out``; push them when ``push`` is on.
+
+    The token is checked before anything is written, so a push without HF_TOKEN fails at once.
+    """
+    if settings.push:
+        hub_token()
+    stats = StageStats("publish")
+    with staged_outputs(out) as scratch:
+        for name in settings.datasets:
+            exported = export_dataset(
+                DATASETS[name], settings, data, scratch / name, root, params_file
+            )
+            stats.update(f"{name}_configs", len(exported))
+            stats.update(f"{name}_rows", sum(c.rows for c in exported))
+            unassigned = sum(c.splits[UNASSIGNED].rows for c in exported if UNASSIGNED in c.splits)
+            if unassigned:
+                stats.update(f"{name}_rows_without_entry", unassigned)
+        stats.write(scratch, version=settings.version, documents=settings.documents)
+    if settings.push:
+        for name in settings.datasets:
+            publish_folder(out / name, settings, dry_run=False)
+    return stats
+
+
+def publish_folder(
+    folder: Path,
+    settings: PublishSettings,
+    *,
+    dry_run: bool,
+    remote: RemoteState | None = None,
+    api: object | None = None,
+) -> str:
+    """Plan (``dry_run``) or push one export folder; return the plan as text.
+
+    ``remote`` stands in for the Hub's answers (a recorded state); otherwise a push asks the Hub
+    and a dry run asks nothing.
+    """
+    manifest = read_manifest(folder)
+    repo_id = settings.repo_id(manifest.name)
+    if repo_id is None:
+        raise PublishError(
+            f"no Hub repository for {manifest.name}: set publish.namespace (or publish.repos."
+            f"{manifest.name}) in params.yaml"
+        )
+    if manifest.version != settings.version:
+        raise PublishError(
+            f"{folder} was exported as version {manifest.version}, but publish.version is "
+            f"{settings.version}; run 'dvc repro publish' first"
+        )
+    retry = Retry(settings.retries, settings.backoff_s)
+    if dry_run:
+        return plan_push(folder, manifest, settings, repo_id, remote).describe()
+    token = hub_token()
+    if api is None:
+        from huggingface_hub import HfApi
+
+        api = HfApi(token=token)
+    state = remote if remote is not None else RemoteState.fetch(api, repo_id, retry)
+    plan = plan_push(folder, manifest, settings, repo_id, state)
+    commit = push(plan, folder, manifest, api, retry, settings.private)
+    log.info("%s: %s", repo_id, f"tagged {plan.tag} at {commit}" if commit else "already published")
+    return plan.describe()
