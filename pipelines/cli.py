@@ -364,6 +364,34 @@ def publish(
         typer.echo(plan)
 
 
+@app.command("rehydrate")
+def rehydrate(
+    folder: Annotated[Path, typer.Argument(help="An export published with documents: urls.")],
+    out: Annotated[Path, typer.Option(help="Where the restored documents go.")] = Path(
+        "rehydrated"
+    ),
+    params: ParamsOption = Path("params.yaml"),
+) -> None:
+    """Re-fetch the documents of a URL-only export and verify each against its content hash.
+
+    Fetching follows sources.fetch (robots.txt, delays, caps, address guard) and extraction
+    sources.extract. Writes OUT/documents.parquet (text, rehydrate_status, rehydrate_reason) and
+    OUT/rehydrate.json, and lists every page whose content changed or could not be fetched.
+    """
+    from pipelines.publish.rehydrate import rehydrate as run_rehydrate
+
+    def run():
+        p = load_params(params)
+        return run_rehydrate(folder, out, p.sources.fetch, p.sources.extract)
+
+    report = _guarded(run)
+    typer.echo(f"rehydrate: {report.counts} -> {out}/")
+    for url in report.changed:
+        typer.echo(f"  changed since publication: {url}")
+    for url, reason in report.failed.items():
+        typer.echo(f"  not restored: {url} ({reason})")
+
+
 snapshot_app = typer.Typer(help="Rebuild parts of the embedded snapshot.", no_args_is_help=True)
 app.add_typer(snapshot_app, name="snapshot")
 

@@ -302,12 +302,17 @@ class _ShardWriter:
         self._in_shard = 0
 
     def write(self, table: pa.Table) -> None:
-        if self._writer is None or self._in_shard >= self.shard_bytes:
-            self._rotate()
-        assert self._writer is not None
-        self._writer.write_table(table)
-        self._in_shard += table.nbytes
-        self.result.rows += table.num_rows
+        """Append rows, starting a new shard whenever the current one reaches the cap."""
+        row_bytes = max(1, table.nbytes // max(1, table.num_rows))
+        while table.num_rows:
+            if self._writer is None or self._in_shard >= self.shard_bytes:
+                self._rotate()
+            assert self._writer is not None
+            fit = max(1, (self.shard_bytes - self._in_shard) // row_bytes)
+            part, table = table.slice(0, fit), table.slice(fit)
+            self._writer.write_table(part)
+            self._in_shard += part.num_rows * row_bytes
+            self.result.rows += part.num_rows
 
     def _rotate(self) -> None:
         if self._writer is not None:
