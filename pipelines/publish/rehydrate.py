@@ -101,8 +101,12 @@ def _restore(
     if not extraction.text:
         return None, extraction.status, extraction.reason
     if content_hash(extraction.text) != row["content_hash"]:
-        return extraction.text, CHANGED, (
-            f"content hash {content_hash(extraction.text)[:12]} differs from the published "
-            f"{row['content_hash'][:12]}: the page changed since it was fetched"
+        return (
+            extraction.text,
+            CHANGED,
+            (
+                f"content hash {content_hash(extraction.text)[:12]} differs from the published "
+                f"{row['content_hash'][:12]}: the page changed since it was fetched"
+            ),
         )
     return extraction.text, RESTORED, ""

@@ -77,7 +77,9 @@ def test_repro_builds_the_selection_then_does_nothing_then_follows_params(projec
     assert set(lveval["ak"]) == set(lveval["evidence_recall"]["bm25"]) == {"2k", "4k", "8k"}
     assert "ak_by_level.csv" in _dvc(project, "plots", "show", "--json")
     lock = yaml.safe_load((project / "dvc.lock").read_text())
-    records = next(o for o in lock["stages"]["lveval"]["outs"] if o["path"] == "data/lveval/records")
+    records = next(
+        o for o in lock["stages"]["lveval"]["outs"] if o["path"] == "data/lveval/records"
+    )
     card = (project / "data" / "hub" / "lveval" / "README.md").read_text()
     assert f"| `data/lveval/records` | `{records['md5']}` |" in card
     assert "### lveval: ak" in card and "images/baseline_0.png" in card

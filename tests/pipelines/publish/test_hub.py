@@ -107,12 +107,10 @@ def test_dry_run_from_the_command_line(hub_export, tmp_path):
     )
 
 
-def test_a_used_version_with_other_content_is_refused(hub_export, tmp_path):
-    state = recorded(
-        tmp_path / "remote.json", {"2026.11.0": f"benchsmith 2026.11.0 content sha256:{OTHER}"}
-    )
+def plan_lveval_against(hub_export: Path, tmp_path: Path, state: Path) -> tuple[int, str]:
+    """``benchsmith publish --dry-run`` of the lveval export against a recorded remote state."""
     params = params_file(tmp_path, namespace="benchsmith-test", datasets=["lveval"])
-    code, out = _cli(
+    return _cli(
         "publish",
         "--params",
         str(params),
@@ -122,6 +120,13 @@ def test_a_used_version_with_other_content_is_refused(hub_export, tmp_path):
         "--remote-state",
         str(state),
     )
+
+
+def test_a_used_version_with_other_content_is_refused(hub_export, tmp_path):
+    state = recorded(
+        tmp_path / "remote.json", {"2026.11.0": f"benchsmith 2026.11.0 content sha256:{OTHER}"}
+    )
+    code, out = plan_lveval_against(hub_export, tmp_path, state)
     assert code == 1
     assert "version 2026.11.0 is already published with different content" in " ".join(out.split())
     assert "publish.version" in out
@@ -136,17 +141,7 @@ def test_identical_content_under_its_version_is_a_noop(hub_export, tmp_path):
             "2026.11.0": commit_message(manifest),
         },
     )
-    params = params_file(tmp_path, namespace="benchsmith-test", datasets=["lveval"])
-    code, out = _cli(
-        "publish",
-        "--params",
-        str(params),
-        "--folder",
-        str(hub_export),
-        "--dry-run",
-        "--remote-state",
-        str(state),
-    )
+    code, out = plan_lveval_against(hub_export, tmp_path, state)
     assert code == 0, out
     assert "nothing to do: tag 2026.11.0 already holds this content" in out
 
