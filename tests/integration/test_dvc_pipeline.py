@@ -83,7 +83,14 @@ def test_repro_builds_the_selection_then_does_nothing_then_follows_params(projec
     card = (project / "data" / "hub" / "lveval" / "README.md").read_text()
     assert f"| `data/lveval/records` | `{records['md5']}` |" in card
     assert "### lveval: ak" in card and "images/baseline_0.png" in card
-    assert {p.name for p in (project / "data" / "hub").iterdir()} >= {"wikigenbench", "lveval"}
+    hub_files = [p for p in (project / "data" / "hub").rglob("*") if p.is_file()]
+    assert {p.relative_to(project / "data" / "hub").parts[0] for p in hub_files} >= {
+        "wikigenbench",
+        "summhay",
+        "lveval",
+        "stats.json",
+    }
+    assert not any(CANARY.encode() in p.read_bytes() for p in hub_files)
     articles = project / "data" / "wiki" / "articles.parquet"
     built = articles.stat().st_mtime_ns
 
