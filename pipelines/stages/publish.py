@@ -171,7 +171,12 @@ def publish_folder(
         return plan_push(folder, manifest, settings, repo_id, remote).describe()
     token = hub_token()
     if api is None:
-        from huggingface_hub import HfApi
+        from huggingface_hub import HfApi, constants
+
+        if constants.HF_HUB_OFFLINE:
+            raise PublishError(
+                "HF_HUB_OFFLINE is set (make sets it for repro and test); unset it to push"
+            )
 
         api = HfApi(token=token)
     state = remote if remote is not None else RemoteState.fetch(api, repo_id, retry)

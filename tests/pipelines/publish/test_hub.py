@@ -210,8 +210,11 @@ def hub_api(answers: dict[str, list[tuple[int, object]]]) -> Iterator[tuple[str,
         yield f"http://127.0.0.1:{server.server_address[1]}", seen
 
 
-def test_remote_state_is_read_through_huggingface_hub_and_429_is_retried(hub_export):
-    from huggingface_hub import HfApi
+def test_remote_state_is_read_through_huggingface_hub_and_429_is_retried(hub_export, monkeypatch):
+    from huggingface_hub import HfApi, constants
+
+    # make test runs offline (HF_HUB_OFFLINE=1); this stand-in is on 127.0.0.1
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
 
     message = commit_message(read_manifest(hub_export / "lveval"))
     answers = {
