@@ -311,17 +311,16 @@ def stage_publish(
     """
     from pipelines.stages.publish import run_publish
 
-    def run() -> StageStats:
-        p = load_params(params)
-        return run_publish(p.publish, data, out, root=params.resolve().parent, params_file=params)
-
-    stats = _guarded(run)
+    settings = _guarded(lambda: load_params(params).publish)
+    stats = _guarded(
+        lambda: run_publish(settings, data, out, root=params.resolve().parent, params_file=params)
+    )
     rows = ", ".join(
         f"{k.removesuffix('_rows')} {v} rows"
         for k, v in stats.counts.items()
         if k.endswith("_rows")
     )
-    typer.echo(f"publish: {rows} -> {out}/ (version {load_params(params).publish.version})")
+    typer.echo(f"publish: {rows} -> {out}/ (version {settings.version})")
 
 
 @app.command("publish")

@@ -33,10 +33,7 @@ def length_chart(configs: list[ExportedConfig], path: Path, title: str) -> bool:
     for name, lengths in series:
         ax.hist(lengths, bins=bins, alpha=0.6, label=f"{name} ({len(lengths)})")
     ax.set(title=title, xlabel="words", ylabel="texts")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    _save(fig, path)
-    plt.close(fig)
+    _finish(plt, fig, ax, path)
     return True
 
 
@@ -56,13 +53,14 @@ def line_chart(plot: Plot, data: Path, path: Path) -> bool:
     for y in plot.ys:
         ax.plot(xs, [float(r[y]) if r[y] else float("nan") for r in rows], marker="o", label=y)
     ax.set(title=plot.title, xlabel=plot.xlabel, ylabel=plot.ylabel)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    _save(fig, path)
-    plt.close(fig)
+    _finish(plt, fig, ax, path)
     return True
 
 
-def _save(fig, path: Path) -> None:
+def _finish(plt, fig, ax, path: Path) -> None:
+    """Legend, layout, then write the PNG and free the figure."""
+    ax.legend(fontsize=8)
+    fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, format="png", metadata={"Software": None})
+    plt.close(fig)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from itertools import chain
 from pathlib import Path
 
 import pyarrow as pa
@@ -112,19 +113,14 @@ def export_config(
         empty = _transform(
             spec, _read_schema(source).empty_table(), group_value, splits_of, joined, url_only
         )
-        first = (
-            empty.to_batches()[0]
-            if empty.num_rows
-            else pa.RecordBatch.from_pylist([], schema=empty.schema)
-        )
-        batches = iter(())
+        first = pa.RecordBatch.from_pylist([], schema=empty.schema)
     features = Features.from_arrow_schema(
         first.schema.remove(first.schema.get_field_index("_split"))
     )
     schema = features.arrow_schema
     writers: dict[str, _ShardWriter] = {}
     lengths: list[int] = []
-    for batch in _chain(first, batches):
+    for batch in chain([first], batches):
         split_column = batch.column("_split")
         table = pa.Table.from_batches([batch]).drop_columns(["_split"])
         if spec.text_column:
@@ -141,11 +137,6 @@ def export_config(
             writers[split].write(_cast(rows, schema, source, name))
     splits = {split: writer.close() for split, writer in sorted(writers.items())}
     return ExportedConfig(name, spec, source, features, splits, lengths)
-
-
-def _chain(first: pa.RecordBatch, rest: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    yield first
-    yield from rest
 
 
 def _read_schema(path: Path) -> pa.Schema:

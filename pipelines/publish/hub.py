@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from pipelines.publish.export import PublishError
-from pipelines.publish.manifest import MANIFEST, Manifest
+from pipelines.publish.manifest import MANIFEST, Manifest, published_files
 from pipelines.publish.settings import PublishSettings
 from pipelines.retry import backoff_s, retry_after_s
 
@@ -136,15 +136,11 @@ def plan_push(
     Raises PublishError when the version's tag already exists with other content.
     """
     tag = settings.version
-    files = sorted(
-        (str(p.relative_to(folder)), p.stat().st_size)
-        for p in folder.rglob("*")
-        if p.is_file() and not any(part.startswith(".") for part in p.relative_to(folder).parts)
-    )
-    plan = PushPlan(repo_id, settings.revision, tag, manifest.content_sha256, files, [])
+    files = [(str(p.relative_to(folder)), p.stat().st_size) for p in published_files(folder)]
+    ops: list[Operation] = []
     if remote is not None and tag in remote.tags:
         if remote.tags[tag] == manifest.content_sha256:
-            return plan
+            return PushPlan(repo_id, settings.revision, tag, manifest.content_sha256, files, ops)
         held = (
             f"sha256:{remote.tags[tag]}" if remote.tags[tag] else "content not made by benchsmith"
         )
@@ -153,7 +149,6 @@ def plan_push(
             f"this build: sha256:{manifest.content_sha256}). A version is never re-tagged: set "
             "a new publish.version (e.g. the next patch number) and publish again."
         )
-    ops = []
     if remote is None or not remote.exists:
         ops.append(
             Operation(

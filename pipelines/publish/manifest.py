@@ -36,6 +36,15 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+def published_files(folder: Path) -> list[Path]:
+    """Every file of an export, sorted, leaving out hidden ones (scratch parts, upload caches)."""
+    return sorted(
+        p
+        for p in folder.rglob("*")
+        if p.is_file() and not any(part.startswith(".") for part in p.relative_to(folder).parts)
+    )
+
+
 def build_manifest(
     folder: Path, name: str, version: str, toolkit_version: str, git_commit: str
 ) -> Manifest:
@@ -46,8 +55,8 @@ def build_manifest(
     """
     files = {
         str(p.relative_to(folder)): {"sha256": file_sha256(p), "bytes": p.stat().st_size}
-        for p in sorted(folder.rglob("*.parquet"))
-        if not any(part.startswith(".") for part in p.relative_to(folder).parts)
+        for p in published_files(folder)
+        if p.suffix == ".parquet"
     }
     content = hashlib.sha256(
         json.dumps({k: v["sha256"] for k, v in files.items()}, sort_keys=True).encode()

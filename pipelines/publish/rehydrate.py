@@ -100,12 +100,13 @@ def _restore(
     extraction = extract_one(row.get("doc_id") or row["url"], result.text, row["url"], extract)
     if not extraction.text:
         return None, extraction.status, extraction.reason
-    if content_hash(extraction.text) != row["content_hash"]:
+    fresh = content_hash(extraction.text)
+    if fresh != row["content_hash"]:
         return (
             extraction.text,
             CHANGED,
             (
-                f"content hash {content_hash(extraction.text)[:12]} differs from the published "
+                f"content hash {fresh[:12]} differs from the published "
                 f"{row['content_hash'][:12]}: the page changed since it was fetched"
             ),
         )

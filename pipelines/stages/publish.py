@@ -147,7 +147,6 @@ def publish_folder(
     *,
     dry_run: bool,
     remote: RemoteState | None = None,
-    api: object | None = None,
 ) -> str:
     """Plan (``dry_run``) or push one export folder; return the plan as text.
 
@@ -166,19 +165,17 @@ def publish_folder(
             f"{folder} was exported as version {manifest.version}, but publish.version is "
             f"{settings.version}; run 'dvc repro publish' first"
         )
-    retry = Retry(settings.retries, settings.backoff_s)
     if dry_run:
         return plan_push(folder, manifest, settings, repo_id, remote).describe()
     token = hub_token()
-    if api is None:
-        from huggingface_hub import HfApi, constants
+    from huggingface_hub import HfApi, constants
 
-        if constants.HF_HUB_OFFLINE:
-            raise PublishError(
-                "HF_HUB_OFFLINE is set (make sets it for repro and test); unset it to push"
-            )
-
-        api = HfApi(token=token)
+    if constants.HF_HUB_OFFLINE:
+        raise PublishError(
+            "HF_HUB_OFFLINE is set (make sets it for repro and test); unset it to push"
+        )
+    api = HfApi(token=token)
+    retry = Retry(settings.retries, settings.backoff_s)
     state = remote if remote is not None else RemoteState.fetch(api, repo_id, retry)
     plan = plan_push(folder, manifest, settings, repo_id, state)
     commit = push(plan, folder, manifest, api, retry, settings.private)
