@@ -159,7 +159,11 @@ class LLMClient:
         raise AssertionError("unreachable")
 
     def ask(self, ask: Ask[T]) -> Outcome[T]:
-        """A validated answer to ``ask``, re-asking with the reason; a failed Outcome otherwise."""
+        """A validated answer to ``ask``, re-asking with the reason; a failed Outcome otherwise.
+
+        An exception raised while parsing or checking the answer (a bug in ``ask.check`` or the
+        schema) fails the item at once, with the exception's type and message as the reason.
+        """
         request = self.request(ask.prompt, ask.variables)
         self.usage.add(ask.prompt, asks=1)
         raw = ""
@@ -172,6 +176,11 @@ class LLMClient:
                 return Outcome(parse_answer(raw, ask.schema, ask.check), asks=attempt + 1, raw=raw)
             except AnswerError as exc:
                 error = str(exc)
+            except Exception as exc:
+                # a bug in a check or schema validator, not the model's fault: re-asking won't help
+                log.warning("%s: checking the answer raised", ask.prompt, exc_info=True)
+                reason = f"check_raised: {type(exc).__name__}: {exc}"
+                return self._failed(ask, reason, attempt + 1, raw)
             if attempt < self.settings.reasks:
                 self.usage.add(ask.prompt, reasks=1)
                 self._prompts_used.add(REASK_PROMPT)

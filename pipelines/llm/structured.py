@@ -40,6 +40,10 @@ def find_json(text: str) -> Any:
         except json.JSONDecodeError as exc:
             first_error = first_error or f"invalid JSON: {exc.msg} at character {exc.pos}"
             continue
+        except RecursionError:
+            # a degenerate reply such as "[[[[..." nests deeper than the decoder can follow
+            first_error = first_error or f"invalid JSON: nested too deeply at character {start}"
+            continue
         return value
     raise AnswerError(first_error)
 

@@ -79,7 +79,7 @@ def record_web(params: Params, web_dir: Path) -> dict[str, Any]:
     docs = []
     for article in events:
         hits = search.search(article.title, num=sources.search.results_per_query)
-        log.append(hits)
+        log.append(hits, query=article.title, provider=search.name)
         docs += candidates(
             event_id(article),
             article,

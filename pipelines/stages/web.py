@@ -75,8 +75,9 @@ class _Searcher:
         if hits or self.live is None or self.recorded.knows(query):
             return hits
         hits = self.live.search(query, **options)
-        SearchLog(self.settings.search_log, secrets=self.live.secrets).append(hits)
-        self.recorded.add(hits)
+        log = SearchLog(self.settings.search_log, secrets=self.live.secrets)
+        log.append(hits, query=query, provider=self.live.name)
+        self.recorded.add(hits, query=query, provider=self.live.name)
         return hits
 
 

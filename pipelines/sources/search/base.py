@@ -17,7 +17,10 @@ QUERY_FIELDS = ("title", "year", "location")
 """Article fields a query template may use, e.g. ``"{title} {year}"``."""
 
 REDACTED = "REDACTED"
-_KEY_PARAM = re.compile(r"(?i)([?&](?:amp;)?key=)[^&#\s\"'<>]+")
+_KEY_PARAM = re.compile(
+    r"(?i)([?&](?:amp;)?(?:key|api_?key|token|access_token|password|secret|sig|signature)=)"
+    r"[^&#\s\"'<>]+"
+)
 
 
 class SearchError(BenchsmithError):
@@ -124,8 +127,9 @@ def is_excluded(url: str, domains: Iterable[str]) -> bool:
 def redact(text: str, secrets: Iterable[str], *, key_params: bool = True) -> str:
     """Replace every non-empty secret (also URL-encoded) with ``REDACTED``.
 
-    With ``key_params`` (the default) the value of any ``key=`` URL query parameter is
-    redacted too: Google's client puts the API key there, and HttpError's text carries the URI.
+    With ``key_params`` (the default) the value of any ``key=`` (or ``token=``, ``api_key=``,
+    ``password=`` ...) URL query parameter is redacted too: Google's client puts the API key
+    there, and HttpError's text carries the URI.
     """
     for secret in secrets:
         if not secret:

@@ -244,3 +244,34 @@ def test_the_key_reaches_the_server_but_no_cache_stats_or_log(
         assert canary.encode() not in path.read_bytes(), path.name
     assert canary not in json.dumps(client.stats())
     assert canary not in caplog.text
+
+
+def test_a_check_that_raises_fails_that_item_not_the_stage(
+    tmp_path: Path, prompts: PromptLibrary
+) -> None:
+    def check(answer: Value) -> str | None:
+        if answer.value == 2:
+            raise KeyError("missing entry")
+        return None
+
+    settings = settings_for("http://127.0.0.1:9/v1", tmp_path, backend="template", reasks=2)
+    backend = TemplateBackend({"t/other": lambda v: json.dumps({"value": len(v["topic"])})})
+    client = LLMClient(settings, backend, prompts=prompts)
+    asks = [Ask("t/other", {"topic": t}, Value, check) for t in ("a", "bb", "ccc")]
+    outcomes = list(client.ask_many(asks))
+    assert [o.ok for o in outcomes] == [True, False, True]
+    failed = outcomes[1]
+    assert failed.error == "check_raised: KeyError: 'missing entry'"
+    assert failed.asks == 1 and failed.raw == '{"value": 2}'
+    assert client.stats()["failure_reasons"] == {"check_raised": 1}
+
+
+def test_an_interrupt_in_a_check_is_not_swallowed(tmp_path: Path, prompts: PromptLibrary) -> None:
+    def check(answer: Value) -> str | None:
+        raise KeyboardInterrupt
+
+    settings = settings_for("http://127.0.0.1:9/v1", tmp_path, backend="template")
+    backend = TemplateBackend({"t/other": lambda v: json.dumps({"value": 1})})
+    client = LLMClient(settings, backend, prompts=prompts)
+    with pytest.raises(KeyboardInterrupt):
+        client.ask(Ask("t/other", {"topic": "a"}, Value, check))

@@ -54,3 +54,10 @@ def test_check_rule_rejects_a_valid_but_unusable_answer() -> None:
     assert parse_answer('{"colours": ["a", "b", "c"]}', Colours, three).colours == ["a", "b", "c"]
     with pytest.raises(AnswerError, match="expected 3 colours, got 1"):
         parse_answer('{"colours": ["a"]}', Colours, three)
+
+
+def test_deeply_nested_reply_is_an_answer_error_not_a_recursion_error() -> None:
+    with pytest.raises(AnswerError, match="nested too deeply"):
+        find_json("[" * 100_000)
+    with pytest.raises(AnswerError, match="nested too deeply"):
+        parse_answer("Sure: " + '{"a": ' * 100_000, Colours)

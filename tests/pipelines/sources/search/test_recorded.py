@@ -16,6 +16,7 @@ from pipelines.sources.search import (
     read_hits,
     recorded_queries,
 )
+from pipelines.sources.search.recorded import NoHits, read_entries
 
 WHEN = datetime(2026, 10, 1, 12, 0, tzinfo=UTC)
 
@@ -113,6 +114,11 @@ def test_recorded_add_extends_the_replay_index(tmp_path):
             '{"query": "q", "provider": "p", "rank": 1, "url": "u", "title": "", "snippet": "", "retrieved_at": "yesterday"}',
             "Invalid isoformat",
         ),
+        (
+            '{"query": "q", "provider": "p", "no_hits": false, "retrieved_at": "2026-10-01"}',
+            "no_hits must be true",
+        ),
+        ('{"query": "q", "provider": "p", "no_hits": true}', "missing retrieved_at"),
     ],
 )
 def test_malformed_line_names_file_and_line(tmp_path, line, reason):
@@ -128,3 +134,100 @@ def test_malformed_line_names_file_and_line(tmp_path, line, reason):
 def test_read_hits_of_a_missing_log_is_a_missing_input(tmp_path):
     with pytest.raises(MissingInputError, match=r"nowhere\.jsonl"):
         read_hits(tmp_path / "nowhere.jsonl")
+
+
+def _torn(path, query="torn"):
+    """A log whose last line was cut off mid-write, as a killed run leaves it."""
+    SearchLog(path).append(_hits("q", 2))
+    line = json.dumps(SearchLog(path)._row(_hits(query, 1)[0]))
+    with path.open("a", encoding="utf-8") as f:
+        f.write(line[: len(line) // 2])
+
+
+def test_torn_last_line_is_skipped_with_a_warning(tmp_path, caplog):
+    path = tmp_path / "search.jsonl"
+    _torn(path)
+    with caplog.at_level(logging.WARNING, logger="pipelines.sources.search.recorded"):
+        assert read_hits(path) == _hits("q", 2)
+        assert RecordedProvider(path).search("q", num=5) == _hits("q", 2)
+    assert f"{path}:3: skipping a torn last line" in caplog.text
+    assert not RecordedProvider(path).knows("torn")
+
+
+def test_torn_multibyte_character_at_the_end_is_skipped(tmp_path):
+    path = tmp_path / "search.jsonl"
+    SearchLog(path).append(_hits("q", 1))
+    with path.open("ab") as f:
+        f.write('{"query": "caf\u00e9'.encode()[:-1])  # half of the UTF-8 "é"
+    assert read_hits(path) == _hits("q", 1)
+
+
+def test_append_after_a_torn_line_starts_on_a_fresh_line(tmp_path, caplog):
+    path = tmp_path / "search.jsonl"
+    _torn(path)
+    with caplog.at_level(logging.WARNING, logger="pipelines.sources.search.recorded"):
+        assert SearchLog(path).append(_hits("next", 1)) == 1
+    assert "cutting off a torn last line" in caplog.text
+    assert read_hits(path) == _hits("q", 2) + _hits("next", 1)
+    assert len(path.read_text("utf-8").splitlines()) == 3
+
+
+def test_append_keeps_a_whole_last_record_that_lacks_its_newline(tmp_path):
+    path = tmp_path / "search.jsonl"
+    path.write_text(json.dumps(SearchLog(path)._row(_hits("q", 1)[0])), "utf-8")
+    SearchLog(path).append(_hits("next", 1))
+    assert read_hits(path) == _hits("q", 1) + _hits("next", 1)
+
+
+def test_malformed_line_before_the_last_is_still_an_error(tmp_path):
+    path = tmp_path / "search.jsonl"
+    SearchLog(path).append(_hits("q", 1))
+    with path.open("a", encoding="utf-8") as f:
+        f.write('{"query": "q", "prov\n')
+    SearchLog(path).append(_hits("next", 1))  # the torn line ended in a newline: not cut
+    with pytest.raises(SourceFormatError, match="malformed") as info:
+        read_hits(path)
+    assert f"{path}:2:" in str(info.value)
+
+
+def test_query_without_hits_is_recorded_as_asked(tmp_path):
+    path = tmp_path / "search.jsonl"
+    assert SearchLog(path).append([]) == 0 and not path.exists()  # nothing said, nothing written
+    SearchLog(path).append(_hits("q", 1))
+    assert SearchLog(path).append([], query="nothing", provider="google_cse") == 0
+    row = json.loads(path.read_text("utf-8").splitlines()[-1])
+    assert row.keys() == {"query", "provider", "no_hits", "retrieved_at"}
+    assert (row["query"], row["provider"], row["no_hits"]) == ("nothing", "google_cse", True)
+    assert datetime.fromisoformat(row["retrieved_at"]).tzinfo is not None
+    # not a hit, but a query asked
+    assert read_hits(path) == _hits("q", 1)
+    assert [type(e) for e in read_entries(path)] == [SearchHit, NoHits]
+    assert recorded_queries(path) == ["q", "nothing"]
+    for replay in (RecordedProvider(path), RecordedProvider(path, provider="google_cse")):
+        assert replay.knows("nothing") and replay.search("nothing", num=5) == []
+    assert not RecordedProvider(path, provider="bing").knows("nothing")
+
+
+def test_no_hits_marker_replaces_earlier_hits_and_later_hits_replace_it(tmp_path):
+    path = tmp_path / "search.jsonl"
+    SearchLog(path).append(_hits("q", 2))
+    SearchLog(path).append([], query="q", provider="google_cse")
+    assert RecordedProvider(path).search("q", num=5) == []
+    assert RecordedProvider(path).knows("q")
+    SearchLog(path).append(_hits("q", 1, host="new"))
+    assert RecordedProvider(path).search("q", num=5) == _hits("q", 1, host="new")
+
+
+def test_no_hits_marker_is_redacted(tmp_path):
+    path = tmp_path / "search.jsonl"
+    SearchLog(path, secrets=["sk-SECRET"]).append([], query="q sk-SECRET", provider="p")
+    assert "sk-SECRET" not in path.read_text("utf-8")
+    assert recorded_queries(path) == ["q REDACTED"]
+
+
+def test_recorded_add_of_a_query_without_hits_makes_it_known(tmp_path):
+    replay = RecordedProvider(tmp_path / "not-yet.jsonl")
+    replay.add([], query="q", provider="google_cse")
+    assert replay.knows("q") and replay.search("q", num=5) == []
+    replay.add([])
+    assert not replay.knows("other")
