@@ -187,7 +187,7 @@ def stage_baselines(
 
     def run() -> StageStats:
         p = load_params(params)
-        return run_baselines(p.baselines, p.llm, haystacks, out)
+        return run_baselines(p.resolved_baselines(), p.llm, haystacks, out)
 
     stats = _guarded(run)
     metrics = json.loads((out / "summhay.json").read_text("utf-8"))
@@ -244,7 +244,9 @@ def stage_lveval_baselines(
 
     def run() -> StageStats:
         p = load_params(params)
-        return run_lveval_baselines(p.baselines, p.llm, records, out, embed_cache=p.embed.cache)
+        return run_lveval_baselines(
+            p.resolved_baselines(), p.llm, records, out, embed_cache=p.embed.cache
+        )
 
     stats = _guarded(run)
     metrics = json.loads((out / "lveval.json").read_text("utf-8"))

@@ -16,6 +16,7 @@ from pydantic import (
     model_validator,
 )
 
+from builders.lveval.metrics import THRESHOLDS
 from builders.lveval.settings import LVEvalSettings
 from builders.summhay.settings import SummhaySettings
 from builders.wikigen.select import EventSelection
@@ -195,6 +196,13 @@ class SummhayBaselines(Strict):
     )
 
 
+class AKThresholds(Strict):
+    """AK's keyword-recall gate per language: below it a prediction scores 0 (LV-Eval's)."""
+
+    en: float = Field(THRESHOLDS["en"], ge=0, le=1)
+    zh: float = Field(THRESHOLDS["zh"], ge=0, le=1)
+
+
 class LVEvalBaselines(Strict):
     """Evidence recall per retriever and a generation baseline on LV-Eval-style records."""
 
@@ -214,6 +222,7 @@ class LVEvalBaselines(Strict):
     metric_mode: Literal["readme", "reference_code"] = Field(
         "readme", description="AK as LV-Eval's README describes it, or as its public code runs."
     )
+    ak_thresholds: AKThresholds = Field(default_factory=AKThresholds)
     length_instruction: bool = Field(
         False, description="L-Eval's LIE: tell the model the reference answer's length."
     )
@@ -233,7 +242,8 @@ class BaselinesSettings(Strict):
         ),
     )
     dense_model: str | None = Field(
-        None, description="Sentence encoder of the dense retriever; unset: all-MiniLM-L6-v2."
+        None,
+        description="Encoder of the dense retriever (registry name or folder); unset: embed.model.",
     )
     summhay: SummhayBaselines = Field(default_factory=SummhayBaselines)
     lveval: LVEvalBaselines = Field(default_factory=LVEvalBaselines)
@@ -252,6 +262,12 @@ class Params(Strict):
     embed: EmbedSettings = Field(default_factory=EmbedSettings)
     lveval: LVEvalSettings = Field(default_factory=LVEvalSettings)
     publish: PublishSettings = Field(default_factory=PublishSettings)
+
+    def resolved_baselines(self) -> BaselinesSettings:
+        """``baselines`` with the dense retriever on the embed stage's encoder unless one is
+        named there."""
+        b = self.baselines
+        return b if b.dense_model else b.model_copy(update={"dense_model": self.embed.model})
 
 
 def _location(loc: tuple[Any, ...]) -> str:

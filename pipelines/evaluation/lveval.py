@@ -160,6 +160,7 @@ def answer_all(
             record["answer_keywords"],
             language=record["language"],
             mode=s.metric_mode,
+            threshold=getattr(s.ak_thresholds, record["language"]),
         )
         yield {
             **row,

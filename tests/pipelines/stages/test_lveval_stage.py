@@ -231,3 +231,24 @@ def test_dense_vectors_are_kept_in_the_embedding_cache_for_reruns(
     a = json.loads((tmp_path / "a" / "lveval.json").read_text())
     assert a == json.loads((tmp_path / "b" / "lveval.json").read_text())
     assert a["evidence_recall"]["dense"]
+
+
+def test_ak_thresholds_are_settings(tmp_path: Path, params: Params, built: Path) -> None:
+    records = tmp_path / "records"
+    records.mkdir()
+    first = sorted((built / "records").glob("*.parquet"))[0]
+    pq.write_table(pq.read_table(first).slice(0, 24), records / first.name)
+    llm = params.llm.model_copy(update={"cache": tmp_path / "llm.sqlite"})
+
+    def gates(**thresholds: float) -> list[bool | None]:
+        lveval = params.baselines.lveval.model_copy(update={"retrievers": []})
+        if thresholds:
+            ak = lveval.ak_thresholds.model_copy(update=thresholds)
+            lveval = lveval.model_copy(update={"ak_thresholds": ak})
+        settings = params.baselines.model_copy(update={"lveval": lveval})
+        out = tmp_path / f"out{len(thresholds)}"
+        run_lveval_baselines(settings, llm, records, out)
+        return [a["gate_passed"] for a in pq.read_table(out / "answers.parquet").to_pylist()]
+
+    assert False in gates()  # LV-Eval's 0.2 gates some of the template answers out
+    assert set(gates(en=0.0)) == {True}
