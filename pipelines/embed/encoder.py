@@ -26,6 +26,7 @@ import numpy as np
 
 from pipelines.embed.batching import padded_tokens, plan_batches
 from pipelines.embed.registry import Architecture, EncoderSpec
+from pipelines.hub_downloads import hint, local_only
 from pipelines.retrieval.models import ModelError, default_minilm
 
 CPU_BUDGET = 2048
@@ -104,14 +105,20 @@ class Encoder:
 
         source = spec.model or default_minilm()
         try:
-            self.tokenizer = AutoTokenizer.from_pretrained(source)
+            self.tokenizer = AutoTokenizer.from_pretrained(
+                source, local_files_only=local_only(source)
+            )
             self.query_tokenizer = (
-                AutoTokenizer.from_pretrained(spec.query_model)
+                AutoTokenizer.from_pretrained(
+                    spec.query_model, local_files_only=local_only(spec.query_model)
+                )
                 if spec.query_model
                 else self.tokenizer
             )
         except (OSError, ValueError) as exc:
-            raise ModelError(f"cannot load tokenizer of {spec.name!r} ({source}): {exc}") from None
+            raise ModelError(
+                f"cannot load tokenizer of {spec.name!r} ({source}): {exc}{hint(source)}"
+            ) from None
         self._source = source
         self._models: dict[str, list[Any]] = {}
 
@@ -140,10 +147,15 @@ class Encoder:
         torch = self.torch
         try:
             model = _model_class(architecture).from_pretrained(
-                source, dtype=self.dtype, attn_implementation=self.attention
+                source,
+                dtype=self.dtype,
+                attn_implementation=self.attention,
+                local_files_only=local_only(source),
             )
         except (OSError, ValueError) as exc:
-            raise ModelError(f"cannot load encoder {self.spec.name!r} ({source}): {exc}") from None
+            raise ModelError(
+                f"cannot load encoder {self.spec.name!r} ({source}): {exc}{hint(source)}"
+            ) from None
         model.eval()
         if self.quantize == "int8":
             model = torch.ao.quantization.quantize_dynamic(

@@ -13,6 +13,7 @@ from builders.lveval.records import Drop, Passage, QAItem
 from builders.lveval.settings import HubSource
 from builders.lveval.text import mentions, sentences
 from pipelines.errors import ParamsError
+from pipelines.hub_downloads import hint, local_only
 
 
 def _strings(value: Any) -> list[str]:
@@ -37,6 +38,8 @@ def hub_items(source: HubSource, where: str) -> tuple[list[QAItem], list[Passage
     """Items, their context passages (also distractors for every item) and drops."""
     import datasets
 
+    if local_only(source.path):
+        raise ParamsError(f"{where}.path: no such folder{hint(source.path)}")
     try:
         rows = datasets.load_dataset(source.path, source.name, split=source.split)
     except Exception as exc:  # the library raises many kinds; name the setting either way
