@@ -11,8 +11,11 @@ from typing import Any
 import yaml
 
 from pipelines import __version__
+from pipelines.sources.search.base import REDACTED
+from pipelines.sources.search.base import redact as redact_text
 
-CREDENTIALS = re.compile(r"(://)[^/@\s]+@")
+CREDENTIALS = re.compile(r"(://)[^@\s]+@")
+"""User info in a URL (up to its last ``@``: a password may hold ``/``)."""
 
 
 @dataclass(frozen=True)
@@ -67,13 +70,14 @@ def lock_hashes(root: Path, inputs: list[str]) -> dict[str, str]:
 
 
 def redact(value: Any) -> Any:
-    """Params with credentials in URLs removed (keys themselves never live in params.yaml)."""
+    """Params with credentials in URLs (user info, key-like query parameters) removed; keys
+    themselves never live in params.yaml."""
     if isinstance(value, dict):
         return {k: redact(v) for k, v in value.items()}
     if isinstance(value, list):
         return [redact(v) for v in value]
     if isinstance(value, str):
-        return CREDENTIALS.sub(r"\1***@", value)
+        return redact_text(CREDENTIALS.sub(rf"\1{REDACTED}@", value), [])
     return value
 
 
@@ -91,8 +95,8 @@ def seeds_of(params: dict[str, Any], prefix: str = "") -> dict[str, Any]:
 
 def collect(root: Path, params_file: Path, keys: tuple[str, ...], inputs: list[str]) -> Provenance:
     """Provenance of a dataset built from ``inputs`` (paths as dvc.yaml names them)."""
-    raw = yaml.safe_load(params_file.read_text("utf-8")) or {}
-    used = redact({k: raw[k] for k in keys if k in raw})
+    raw = redact(yaml.safe_load(params_file.read_text("utf-8")) or {})
+    used = {k: raw[k] for k in keys if k in raw}
     wiki, llm = raw.get("wiki", {}), raw.get("llm", {})
     if wiki.get("reader", "dump") == "dump":
         snapshot = f"wiki dump read at {wiki.get('dump', {}).get('snapshot_at', 'unknown')}"
@@ -109,7 +113,9 @@ def collect(root: Path, params_file: Path, keys: tuple[str, ...], inputs: list[s
     baselines = raw.get("baselines", {})
     encoders = {
         "embed.model": str(raw.get("embed", {}).get("model", "minilm")),
-        "baselines.dense_model": str(baselines.get("dense_model") or "all-MiniLM-L6-v2"),
+        "baselines.dense_model": str(
+            baselines.get("dense_model") or raw.get("embed", {}).get("model", "minilm")
+        ),
     }
     commit, dirty = git_state(root)
     return Provenance(
