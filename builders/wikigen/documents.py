@@ -48,7 +48,8 @@ def candidates(
     """Every candidate document of one event, each ``pending`` or already settled.
 
     ``excluded`` marks Wikipedia and its mirrors (status ``mirror``); a canonical URL seen before
-    in this event makes a ``duplicate``.
+    in this event makes a ``duplicate``; a URL ``canonical`` rejects with a ValueError is an
+    ``error``.
     """
     found: list[WebDocument] = []
     first: dict[str, str] = {}
@@ -56,8 +57,11 @@ def candidates(
     def add(origin: str, url: str, hit: Hit | None = None, cite_text: str = "") -> None:
         if not re.match(r"^https?://", url):
             return
-        key = canonical(url)
-        status, reason = PENDING, ""
+        key, status, reason = url, PENDING, ""
+        try:
+            key = canonical(url)
+        except ValueError as exc:  # a malformed URL is kept, as an error that names it
+            status, reason = "error", str(exc)
         if excluded(url):
             status, reason = "mirror", "Wikipedia or a known mirror"
         elif key in first:

@@ -3,8 +3,9 @@
 Hosts are resolved here (or mapped by ``resolve`` settings, as the snapshot recorder maps its
 ``.example`` hosts to 127.0.0.1) and each address is refused unless it is globally routable or
 explicitly allow-listed. Loopback, private, link-local, CGNAT (100.64/10), unique-local IPv6 and
-IPv4-mapped IPv6 forms of those are all non-global. The connection is made to the address that
-was checked, so a DNS answer cannot change between the check and the connect.
+IPv6 forms of those (IPv4-mapped, 6to4, Teredo, NAT64, IPv4-compatible) are all non-global. The
+connection is made to the address that was checked, so a DNS answer cannot change between the
+check and the connect.
 """
 
 from __future__ import annotations
@@ -27,6 +28,21 @@ class BlockedAddressError(BenchsmithError):
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
+_LOW_32_BITS = (ipaddress.ip_network("64:ff9b::/96"), ipaddress.ip_network("::/96"))
+
+
+def embedded_ipv4(address: IPAddress) -> ipaddress.IPv4Address | None:
+    """The IPv4 address a 6to4, Teredo (client), NAT64 or IPv4-compatible IPv6 one carries."""
+    if isinstance(address, ipaddress.IPv4Address):
+        return None
+    if address.sixtofour is not None:
+        return address.sixtofour
+    if address.teredo is not None:
+        return address.teredo[1]
+    if any(address in net for net in _LOW_32_BITS):
+        return ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
+    return None
+
 
 class AddressPolicy:
     """Which addresses may be reached, and how host names resolve.
@@ -41,11 +57,17 @@ class AddressPolicy:
         self.resolve_map = dict(resolve or {})
 
     def permitted(self, address: IPAddress) -> bool:
-        """Whether ``address`` may be connected to."""
+        """Whether ``address`` may be connected to.
+
+        An IPv6 address that embeds an IPv4 one is refused unless that one is permitted too.
+        """
         mapped = getattr(address, "ipv4_mapped", None)
         plain = mapped or address
         if any(plain in net for net in self.allow):
             return True
+        embedded = embedded_ipv4(plain)
+        if embedded is not None and not self.permitted(embedded):
+            return False
         return plain.is_global and not plain.is_multicast
 
     def addresses(self, host: str, port: int) -> list[tuple[str, int]]:
@@ -61,8 +83,8 @@ class AddressPolicy:
         else:
             try:
                 infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-            except socket.gaierror as exc:
-                raise OSError(f"cannot resolve {host}: {exc}") from exc
+            except socket.gaierror as exc:  # httpcore's error, so the fetcher reports it
+                raise httpcore.ConnectError(f"cannot resolve {host}: {exc}") from exc
             candidates = list(dict.fromkeys(str(info[4][0]) for info in infos))
         allowed = [(a, port) for a in candidates if self.permitted(ipaddress.ip_address(a))]
         if not allowed:

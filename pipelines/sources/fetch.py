@@ -26,9 +26,11 @@ from pipelines.settings import FetchSettings
 from pipelines.sources.address_guard import AddressPolicy, BlockedAddressError, GuardedBackend
 from pipelines.sources.http_body import TooLargeError, decode_text, decompress, media_type
 from pipelines.sources.robots import allowed, parse_robots
+from pipelines.sources.urls import split_url
 from pipelines.sources.warc_archive import WarcArchive
 
 STATUSES = ("ok", "dead", "error", "timeout", "robots", "blocked_address", "too_large", "not_html")
+ROBOTS_REDIRECTS = 5  # RFC 9309 asks crawlers to follow at least five
 
 
 @dataclass(frozen=True)
@@ -72,6 +74,29 @@ class _Failure(Exception):
         super().__init__(reason)
         self.status = status
         self.reason = reason
+
+
+def _checked(url: str) -> str:
+    """``url`` if it is a well-formed http(s) URL; else an ``error`` failure naming it."""
+    try:
+        scheme = split_url(url)[0].scheme
+    except ValueError as exc:
+        raise _Failure("error", str(exc)) from exc
+    if scheme not in ("http", "https"):
+        raise _Failure("error", f"unsupported URL scheme in {url}")
+    return url
+
+
+def _redirect(url: str, response: _Response) -> str | None:
+    """Where a 3xx ``response`` to ``url`` points, or None when it is no redirect."""
+    location = response.header("location")
+    if not (300 <= response.status < 400 and location):
+        return None
+    try:
+        target = urljoin(url, location)
+    except ValueError as exc:
+        raise _Failure("error", f"malformed Location {location!r} from {url}: {exc}") from exc
+    return _checked(target)
 
 
 @dataclass
@@ -159,7 +184,10 @@ class Fetcher:
         """Fetch one URL, following redirects by hand; record its outcome in the archive."""
         assert self._slots is not None, "use Fetcher as an async context manager"
         async with self._slots:
-            result = await self._fetch(url)
+            try:
+                result = await self._fetch(url)
+            except Exception as exc:  # a bug costs this URL, not the crawl
+                result = FetchResult(url, "error", f"{type(exc).__name__}: {exc}")
         if self.archive is not None:
             self.archive.write_outcome(url, result.outcome())
         return result
@@ -167,16 +195,14 @@ class Fetcher:
     async def _fetch(self, url: str) -> FetchResult:
         current, seen, attempts = url, {url}, 0
         try:
+            _checked(url)
             for _ in range(self.settings.max_redirects + 1):
-                if urlsplit(current).scheme not in ("http", "https"):
-                    raise _Failure("error", f"unsupported URL scheme in {current}")
                 if not await self._robots_allow(current):
                     raise _Failure("robots", f"robots.txt disallows {current}")
                 response, tries = await self._with_retries(current)
                 attempts += tries
-                location = response.header("location")
-                if 300 <= response.status < 400 and location:
-                    target = urljoin(current, location)
+                target = _redirect(current, response)
+                if target is not None:
                     if target in seen:
                         raise _Failure("error", f"redirect loop at {target}")
                     seen.add(target)
@@ -245,14 +271,37 @@ class Fetcher:
         return allowed(host.rules, self.settings.robots_agent, url)
 
     async def _read_robots(self, url: str) -> RobotFileParser:
+        """The rules of ``url``'s host, following up to five redirects (RFC 9309).
+
+        A robots.txt that cannot be read or decompressed disallows everything, as does one still
+        redirecting after five hops. A host that cannot be reached at all (a blocked address, a
+        failed connection) fails the page itself, with that reason.
+        """
         parts = urlsplit(url)
+        current = f"{parts.scheme}://{parts.netloc}/robots.txt"
         try:
-            response = await self._request(f"{parts.scheme}://{parts.netloc}/robots.txt")
+            response = await self._request(current)
         except _Failure as failure:
-            if failure.status == "blocked_address":
+            if failure.status == "blocked_address" or isinstance(
+                failure.__cause__, httpx.ConnectError
+            ):
                 raise
             return parse_robots(None, "")
-        text = response.raw.decode("utf-8", "replace") if response.status == 200 else ""
+        try:
+            for _ in range(ROBOTS_REDIRECTS):
+                target = _redirect(current, response)
+                if target is None:
+                    break
+                current = target
+                response = await self._request(current)
+            text = ""
+            if response.status == 200:
+                body = decompress(
+                    response.raw, response.header("content-encoding"), self.settings.max_bytes
+                )
+                text = body.decode("utf-8", "replace")
+        except (_Failure, ValueError):
+            return parse_robots(None, "")
         return parse_robots(response.status, text)
 
     async def _request(self, url: str) -> _Response:
@@ -276,7 +325,7 @@ class Fetcher:
             except TooLargeError as exc:
                 self._record(url, None)
                 raise _Failure("too_large", str(exc)) from exc
-            except httpx.HTTPError as exc:
+            except (httpx.HTTPError, httpx.InvalidURL) as exc:
                 self._record(url, None)
                 raise _Failure("error", f"{type(exc).__name__}: {exc}") from exc
         response.record_id = self._record(url, response)

@@ -14,7 +14,10 @@ class TooLargeError(ValueError):
 
 
 def decompress(raw: bytes, encoding: str, cap: int) -> bytes:
-    """Undo ``Content-Encoding`` (gzip, deflate), refusing output past ``cap`` bytes."""
+    """Undo ``Content-Encoding`` (gzip, deflate), refusing output past ``cap`` bytes.
+
+    A corrupt body is a ValueError, like an unsupported encoding.
+    """
     encoding = encoding.strip().lower()
     if encoding in ("", "identity"):
         return raw
@@ -23,12 +26,15 @@ def decompress(raw: bytes, encoding: str, cap: int) -> bytes:
     wbits = zlib.MAX_WBITS | 32 if encoding != "deflate" else zlib.MAX_WBITS
     inflater = zlib.decompressobj(wbits)
     try:
-        out = inflater.decompress(raw, cap + 1)
-    except zlib.error:
-        if encoding != "deflate":
-            raise
-        inflater = zlib.decompressobj(-zlib.MAX_WBITS)  # raw deflate, as some servers send
-        out = inflater.decompress(raw, cap + 1)
+        try:
+            out = inflater.decompress(raw, cap + 1)
+        except zlib.error:
+            if encoding != "deflate":
+                raise
+            inflater = zlib.decompressobj(-zlib.MAX_WBITS)  # raw deflate, as some servers send
+            out = inflater.decompress(raw, cap + 1)
+    except zlib.error as exc:
+        raise ValueError(f"corrupt {encoding} body: {exc}") from exc
     if len(out) > cap or inflater.unconsumed_tail:
         raise TooLargeError(f"more than {cap} bytes once decompressed")
     return out
@@ -56,7 +62,7 @@ def decode_text(body: bytes, declared: str) -> tuple[str, str]:
     """Decode ``body``: the declared charset if valid, else a ``<meta>`` one, else detection.
 
     Returns the text and the charset used. A declared charset that does not decode the body
-    cleanly is ignored (servers often lie).
+    cleanly, or is no text encoding at all (``base64``), is ignored (servers often lie).
     """
     candidates = [declared]
     match = _META_CHARSET_RE.search(body[:4096])
@@ -67,7 +73,7 @@ def decode_text(body: bytes, declared: str) -> tuple[str, str]:
         if name:
             try:
                 return body.decode(name), name
-            except UnicodeDecodeError:
+            except (UnicodeDecodeError, LookupError):  # LookupError: base64 and other non-text
                 continue
     try:
         return body.decode("utf-8"), "utf-8"

@@ -14,6 +14,7 @@ PAGE = (
     b"<!DOCTYPE html><html><head><title>Fine</title></head><body><p>A fine page.</p></body></html>"
 )
 ROBOTS = b"User-agent: benchsmith\nDisallow: /private/\n"
+DISALLOW_ALL = b"User-agent: *\nDisallow: /\n"
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -36,7 +37,12 @@ class _Handler(BaseHTTPRequestHandler):
         path = self.path
         hits = sum(1 for p, _ in self.server.requests if p == path)
         if path == "/robots.txt":
+            return self._robots()
+        if path == "/rules/robots.txt":
             return self._send(200, ROBOTS, {"Content-Type": "text/plain"})
+        if path.startswith("/rules/hop-"):
+            step = int(path.rsplit("-", 1)[1])
+            return self._send(302, b"", {"Location": f"/rules/hop-{step + 1}"})
         if path in ("/ok", "/private/page"):
             return self._send(200, PAGE)
         if path == "/gone":
@@ -84,7 +90,31 @@ class _Handler(BaseHTTPRequestHandler):
                 "<body><p>Caf\u00e9 na\u00efve</p></body></html>"
             ).encode("latin-1")
             return self._send(200, body, {"Content-Type": "text/html; charset=bogus-8"})
+        if path == "/corrupt-gzip":
+            return self._send(200, b"not gzip at all", {"Content-Encoding": "gzip"})
+        if path == "/base64-charset":
+            return self._send(200, PAGE, {"Content-Type": "text/html; charset=base64"})
+        if path == "/bad-location":
+            return self._send(302, b"", {"Location": "http://[bad/"})
         return self._send(404, b"not found")
+
+    def _robots(self) -> None:
+        """robots.txt; on hosts named after a fault (``gzip-robots.example``) it misbehaves."""
+        plain = {"Content-Type": "text/plain"}
+        host = self.headers.get("Host", "").split(".")[0]
+        if host == "gzip-robots":
+            body = gzip.compress(DISALLOW_ALL)
+            return self._send(200, body, {**plain, "Content-Encoding": "gzip"})
+        if host == "corrupt-robots":
+            body = b"User-agent: *\nDisallow:\n"  # allows all, if it were not labelled gzip
+            return self._send(200, body, {**plain, "Content-Encoding": "gzip"})
+        if host == "moved-robots":
+            return self._send(301, b"", {"Location": "/rules/robots.txt"})
+        if host == "endless-robots":
+            return self._send(302, b"", {"Location": "/rules/hop-1"})
+        if host == "private-robots":
+            return self._send(302, b"", {"Location": self.server.private_url})
+        return self._send(200, ROBOTS, plain)
 
 
 class _Server(ThreadingHTTPServer):

@@ -71,3 +71,22 @@ def test_same_text_under_two_urls_keeps_the_first():
     marked = mark_text_duplicates(docs)
     assert [d.status for d in marked] == ["ok", "duplicate"]
     assert "https://a.example/x" in marked[1].reason
+
+
+def test_a_malformed_url_is_kept_as_an_error():
+    def strict(url: str) -> str:
+        if ":8o80" in url:
+            raise ValueError(f"malformed URL {url}: bad port")
+        return _canonical(url)
+
+    article = make_article(
+        references=[
+            Reference("a", "A", "http://example.com:8o80/"),
+            Reference("b", "B", "http://example.com:8o80/"),
+            Reference("c", "C", "https://c.example/"),
+        ]
+    )
+    docs = candidates("ev", article, [], strict, _excluded)
+    assert [d.status for d in docs] == ["error", "duplicate", PENDING]
+    assert "http://example.com:8o80/" in docs[0].reason
+    assert len({d.doc_id for d in docs}) == 3

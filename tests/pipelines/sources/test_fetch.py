@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import ipaddress
+
 import anyio
 import pytest
 
 from pipelines.retry import retry_after_s
 from pipelines.settings import FetchSettings
+from pipelines.sources.address_guard import AddressPolicy
 from pipelines.sources.fetch import STATUSES, Fetcher
 from pipelines.sources.replay import ReplayFetcher, load_index
 from pipelines.sources.warc_archive import WarcArchive, read_archive
@@ -181,3 +184,114 @@ def test_archive_cut_short_keeps_its_complete_records(tmp_path):
     index = load_index(tmp_path / "raw")
     assert index[base + "/ok"].status == "ok"
     assert base + "/gone" not in index
+
+
+def _on_host(server, host: str, paths: list[str]) -> list[str]:
+    return [f"http://{host}.example:{server.server_address[1]}{p}" for p in paths]
+
+
+def test_gzipped_robots_txt_is_obeyed():
+    with fault_server() as server:
+        results, _ = _run(_on_host(server, "gzip-robots", ["/ok"]))
+    assert results[0].status == "robots"
+    assert [p for p, _ in server.requests] == ["/robots.txt"]
+
+
+def test_robots_txt_that_cannot_be_decompressed_disallows_everything():
+    with fault_server() as server:
+        results, _ = _run(_on_host(server, "corrupt-robots", ["/ok"]))
+    assert results[0].status == "robots"
+    assert "/ok" not in [p for p, _ in server.requests]
+
+
+def test_robots_txt_redirects_are_followed():
+    with fault_server() as server:
+        results, _ = _run(_on_host(server, "moved-robots", ["/ok", "/private/page"]))
+    assert [r.status for r in results] == ["ok", "robots"]
+    assert [p for p, _ in server.requests].count("/rules/robots.txt") == 1
+
+
+def test_robots_txt_redirects_stop_after_five():
+    with fault_server() as server:
+        results, _ = _run(_on_host(server, "endless-robots", ["/ok"]))
+    hops = [p for p, _ in server.requests if p.startswith("/rules/hop-")]
+    assert results[0].status == "robots"
+    assert hops == [f"/rules/hop-{n}" for n in range(1, 6)]
+
+
+def test_robots_txt_redirect_to_a_private_address_is_not_followed():
+    with fault_server() as server, fault_server("127.0.0.2") as private:
+        server.private_url = f"http://127.0.0.2:{private.server_address[1]}/robots.txt"
+        results, _ = _run(_on_host(server, "private-robots", ["/ok"]))
+    assert results[0].status == "robots"
+    assert private.requests == []
+
+
+def test_unresolvable_host_is_an_error_naming_it(tmp_path):
+    archive = WarcArchive(tmp_path / "raw")
+    url = "http://nowhere.invalid/page"
+    with fault_server() as server:
+        ok = _on_host(server, "news", ["/ok"])[0]
+        results, _ = _run([url, ok], _settings(resolve={"news.example": "127.0.0.1"}), archive)
+    archive.close()
+    assert results[0].status == "error" and "nowhere.invalid" in results[0].reason
+    assert results[1].status == "ok"
+    assert load_index(tmp_path / "raw")[url].status == "error"
+
+
+def test_corrupt_gzip_body_is_an_error():
+    with fault_server() as server:
+        results, _ = _run(_on_host(server, "news", ["/corrupt-gzip"]))
+    assert (results[0].status, results[0].http_status) == ("error", 200)
+    assert "corrupt gzip" in results[0].reason
+
+
+def test_non_text_charset_is_ignored():
+    with fault_server() as server:
+        results, _ = _run(_on_host(server, "news", ["/base64-charset"]))
+    assert results[0].status == "ok" and "A fine page." in results[0].text
+
+
+def test_malformed_urls_and_locations_are_errors_naming_them(tmp_path):
+    archive = WarcArchive(tmp_path / "raw")
+    with fault_server() as server:
+        base = f"http://news.example:{server.server_address[1]}"
+        urls = ["http://[bad/", "http://news.example:99999/", base + "/bad-location"]
+        results, _ = _run(urls, archive=archive)
+    archive.close()
+    assert [r.status for r in results] == ["error"] * 3
+    assert "http://[bad/" in results[0].reason
+    assert "news.example:99999" in results[1].reason
+    assert "http://[bad/" in results[2].reason and results[2].http_status is None
+    assert set(load_index(tmp_path / "raw")) == set(urls)
+
+
+def test_an_unexpected_exception_costs_one_url_not_the_crawl():
+    # a resolve target that is no address fails deep inside the connection pool
+    with fault_server() as server:
+        urls = _on_host(server, "news", ["/ok"]) + _on_host(server, "odd", ["/ok"])
+        resolve = {"news.example": "127.0.0.1", "odd.example": "no-address"}
+        results, _ = _run(urls, _settings(resolve=resolve))
+    assert results[0].status == "ok"
+    assert results[1].status == "error" and results[1].reason.startswith("ValueError: ")
+
+
+@pytest.mark.parametrize(
+    "address",
+    [
+        "::ffff:169.254.169.254",  # IPv4-mapped
+        "64:ff9b::a9fe:a9fe",  # NAT64
+        "2002:a9fe:a9fe::",  # 6to4
+        "2001:0:4136:e378:8000:63bf:3fff:fdd2",  # Teredo, client 192.0.2.45
+        "::7f00:1",  # IPv4-compatible
+    ],
+)
+def test_ipv6_forms_of_non_global_ipv4_are_refused(address):
+    assert not AddressPolicy().permitted(ipaddress.ip_address(address))
+
+
+def test_ipv6_forms_of_global_ipv4_are_permitted():
+    policy = AddressPolicy()
+    for address in ("64:ff9b::808:808", "2002:808:808::", "2606:4700::1111"):
+        assert policy.permitted(ipaddress.ip_address(address)), address
+    assert AddressPolicy(["127.0.0.1/32"]).permitted(ipaddress.ip_address("::ffff:127.0.0.1"))

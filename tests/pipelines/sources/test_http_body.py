@@ -38,3 +38,14 @@ def test_undeclared_legacy_text_is_detected():
     sentence = "Les r\u00e9fugi\u00e9s ont quitt\u00e9 la vall\u00e9e apr\u00e8s la crue. "
     text, charset = decode_text((sentence * 20).encode("latin-1"), "")
     assert "r\u00e9fugi\u00e9s" in text and charset
+
+
+def test_corrupt_gzip_is_a_value_error():
+    with pytest.raises(ValueError, match="corrupt gzip body"):
+        decompress(b"not gzip at all", "gzip", 100)
+    with pytest.raises(ValueError, match="corrupt deflate body"):
+        decompress(b"not deflate at all", "deflate", 100)
+
+
+def test_non_text_declared_charset_is_ignored():
+    assert decode_text(b"<p>caf\xc3\xa9</p>", "base64") == ("<p>caf\u00e9</p>", "utf-8")

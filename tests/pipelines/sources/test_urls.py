@@ -1,3 +1,7 @@
+import re
+
+import pytest
+
 from pipelines.sources.urls import canonical_url
 
 
@@ -12,3 +16,9 @@ def test_canonical_url_drops_what_does_not_name_the_document():
 def test_different_documents_stay_different():
     assert canonical_url("https://a.example/x?id=1") != canonical_url("https://a.example/x?id=2")
     assert canonical_url("https://a.example/x") != canonical_url("http://a.example/x")
+
+
+def test_malformed_urls_are_rejected_naming_them():
+    for url in ("http://example.com:8o80/", "http://example.com:99999/", "http://[::1"):
+        with pytest.raises(ValueError, match=re.escape(url)):
+            canonical_url(url)
