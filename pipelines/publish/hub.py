@@ -177,12 +177,21 @@ def plan_push(
 
 
 def hub_token() -> str:
-    """The Hub token, from HF_TOKEN only; a clear error before any network when it is unset."""
+    """The Hub token, from HF_TOKEN only, and the Hub reachable by huggingface_hub (not in
+    offline mode); a clear error before any network or any write otherwise."""
     token = os.environ.get(TOKEN_ENV, "").strip()
     if not token:
         raise PublishError(
             f"pushing needs a Hub token in the {TOKEN_ENV} environment variable (a write token "
             "from https://huggingface.co/settings/tokens); nothing was uploaded"
+        )
+    from huggingface_hub import constants
+
+    if constants.HF_HUB_OFFLINE:
+        raise PublishError(
+            "pushing needs the Hub, but HF_HUB_OFFLINE is set (make sets it for repro and test): "
+            "push with 'benchsmith publish' or 'dvc repro publish' outside make; nothing was "
+            "uploaded"
         )
     return token
 

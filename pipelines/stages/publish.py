@@ -119,7 +119,8 @@ def run_publish(
 ) -> StageStats:
     """Export every dataset in ``settings.datasets`` under ``out``; push them when ``push`` is on.
 
-    The token is checked before anything is written, so a push without HF_TOKEN fails at once.
+    The token and online mode are checked before anything is written, so a push that cannot
+    happen fails at once.
     """
     if settings.push:
         hub_token()
@@ -168,12 +169,8 @@ def publish_folder(
     if dry_run:
         return plan_push(folder, manifest, settings, repo_id, remote).describe()
     token = hub_token()
-    from huggingface_hub import HfApi, constants
+    from huggingface_hub import HfApi
 
-    if constants.HF_HUB_OFFLINE:
-        raise PublishError(
-            "HF_HUB_OFFLINE is set (make sets it for repro and test); unset it to push"
-        )
     api = HfApi(token=token)
     retry = Retry(settings.retries, settings.backoff_s)
     state = remote if remote is not None else RemoteState.fetch(api, repo_id, retry)
