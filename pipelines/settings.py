@@ -13,6 +13,7 @@ from pydantic import (
     Field,
     StrictInt,
     ValidationError,
+    field_validator,
     model_validator,
 )
 
@@ -25,6 +26,7 @@ from pipelines.errors import ParamsError
 from pipelines.llm.settings import LLMSettings
 from pipelines.paths import InputFile, ProjectPath
 from pipelines.publish.settings import PublishSettings
+from pipelines.sources.address_guard import parse_network, parse_target
 from pipelines.sources.extract import ExtractSettings
 from pipelines.sources.search.settings import SearchSettings
 
@@ -114,16 +116,36 @@ class FetchSettings(Strict):
     )
     allow_addresses: list[str] = Field(
         default_factory=list,
-        description="Non-global networks that may be fetched anyway, e.g. 127.0.0.1/32.",
+        description=(
+            "Non-global IP networks or addresses that may be fetched anyway, e.g. 127.0.0.1/32 "
+            "(not host names); checked when params.yaml is loaded."
+        ),
     )
     resolve: dict[str, str] = Field(
         default_factory=dict,
         description=(
-            "Host patterns mapped to fixed addresses, optionally with a port, e.g. "
-            "{'*.example': '127.0.0.1:8443'}."
+            "Host patterns mapped to fixed IP addresses, an IPv4 one optionally with a port, "
+            "e.g. {'*.example': '127.0.0.1:8443'}; checked when params.yaml is loaded."
         ),
     )
     ca_file: str | None = Field(None, description="Extra CA certificates to trust (PEM).")
+
+    @field_validator("allow_addresses")
+    @classmethod
+    def _networks(cls, networks: list[str]) -> list[str]:
+        for network in networks:
+            parse_network(network)
+        return networks
+
+    @field_validator("resolve")
+    @classmethod
+    def _targets(cls, mapping: dict[str, str]) -> dict[str, str]:
+        for pattern, target in mapping.items():
+            try:
+                parse_target(target)
+            except ValueError as exc:
+                raise ValueError(f"{pattern!r}: {exc}") from None
+        return mapping
 
 
 class WikiSettings(EventSelection):

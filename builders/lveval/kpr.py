@@ -15,7 +15,6 @@ import hashlib
 import json
 import re
 from collections.abc import Iterable, Sequence
-from pathlib import Path
 
 from builders.lveval.records import QAItem, Rule
 from builders.lveval.text import mentions
@@ -158,27 +157,27 @@ def problems(
     return None
 
 
-def load_rules(path: Path) -> list[Rule]:
-    """Reviewed rules from JSONL (``{"orig", "repl", "scope"}`` per line); errors name the file,
-    line and key."""
+def parse_rules(lines: Iterable[str], source: str) -> list[Rule]:
+    """Reviewed rules from JSONL lines (``{"orig", "repl", "scope"}`` per line); errors name
+    ``source`` (the file the lines came from), the line and the key."""
     rules = []
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    for n, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
             data = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise ValueError(f"{path}:{n}: not valid JSON ({exc.msg})") from None
+            raise ValueError(f"{source}:{n}: not valid JSON ({exc.msg})") from None
         if not isinstance(data, dict):
-            raise ValueError(f"{path}:{n}: expected an object with orig, repl and scope")
+            raise ValueError(f"{source}:{n}: expected an object with orig, repl and scope")
         if unknown := sorted(set(data) - {"orig", "repl", "scope"}):
-            raise ValueError(f"{path}:{n}: unknown key {unknown[0]!r}")
+            raise ValueError(f"{source}:{n}: unknown key {unknown[0]!r}")
         orig, repl, scope = data.get("orig"), data.get("repl"), data.get("scope", "*")
         if not isinstance(orig, str) or not orig.strip():
-            raise ValueError(f"{path}:{n}: 'orig' must be a non-empty string")
+            raise ValueError(f"{source}:{n}: 'orig' must be a non-empty string")
         if repl is not None and (not isinstance(repl, str) or not repl.strip()):
-            raise ValueError(f"{path}:{n}: 'repl' must be a non-empty string or null")
+            raise ValueError(f"{source}:{n}: 'repl' must be a non-empty string or null")
         if not isinstance(scope, str) or not scope:
-            raise ValueError(f"{path}:{n}: 'scope' must be '*', a dataset name or a qa_id")
+            raise ValueError(f"{source}:{n}: 'scope' must be '*', a dataset name or a qa_id")
         rules.append(Rule(orig.strip(), repl.strip() if repl else None, scope, "reviewed"))
     return rules

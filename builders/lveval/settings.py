@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator
 
 from builders.lveval.contexts import level_words
+from pipelines.paths import InputFile
 
 DEFAULT_LEVELS = ["16k", "32k", "64k", "128k", "256k"]
 
@@ -32,6 +33,14 @@ class HubSource(_Strict):
 
     path: str
     name: str | None = None
+    revision: str | None = Field(
+        None,
+        min_length=1,
+        description=(
+            "Hub revision (commit sha, tag or branch) to load, so the same inputs give the same "
+            "records; pin a commit sha for hub ids. Unset: the latest (local folders need none)."
+        ),
+    )
     split: str = "test"
     dataset: str = Field(pattern=r"^[A-Za-z0-9_]+$", description="Name of the built subset.")
     language: Literal["en", "zh"] = "en"
@@ -52,8 +61,12 @@ class KPRSettings(_Strict):
     """Keyword and phrase replacement."""
 
     max_rules: StrictInt = Field(4, ge=1, description="Proposed rules per item.")
-    rules_file: str | None = Field(
-        None, description="Reviewed rules (JSONL of orig, repl, scope) overriding proposals."
+    rules_file: InputFile | None = Field(
+        None,
+        description=(
+            "Reviewed rules (JSONL of orig, repl, scope) overriding proposals; must exist, "
+            "relative to params.yaml. Unset: no reviewed rules."
+        ),
     )
 
 

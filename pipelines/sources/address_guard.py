@@ -44,6 +44,35 @@ def embedded_ipv4(address: IPAddress) -> ipaddress.IPv4Address | None:
     return None
 
 
+def parse_network(text: str) -> ipaddress.IPv4Network | ipaddress.IPv6Network:
+    """An ``allow`` entry: an address or network (``127.0.0.1``, ``10.0.0.0/8``; host bits may
+    be set). ValueError if it is neither (a host name such as ``localhost`` is not accepted)."""
+    try:
+        return ipaddress.ip_network(text, strict=False)
+    except ValueError:
+        raise ValueError(
+            f"{text!r} is not an IP address or network (write e.g. '127.0.0.1/32' or '::1/128')"
+        ) from None
+
+
+def parse_target(target: str) -> tuple[str, int | None]:
+    """A ``resolve`` target: an IPv4 address with an optional ``:port`` (``127.0.0.1:8443``) or
+    a bare IPv6 address (``::1``, which takes no port). ValueError otherwise."""
+    address, _, port = target.rpartition(":") if target.count(":") == 1 else (target, "", "")
+    try:
+        ipaddress.ip_address(address)
+    except ValueError:
+        raise ValueError(
+            f"{target!r} is not an IP address with an optional port (write e.g. '127.0.0.1', "
+            "'127.0.0.1:8443' or '::1'; an IPv6 address takes no port)"
+        ) from None
+    if not port:
+        return address, None
+    if not (port.isascii() and port.isdigit()) or not 0 < int(port) < 65536:
+        raise ValueError(f"{target!r}: the port must be a number from 1 to 65535")
+    return address, int(port)
+
+
 class AddressPolicy:
     """Which addresses may be reached, and how host names resolve.
 
@@ -53,7 +82,7 @@ class AddressPolicy:
     """
 
     def __init__(self, allow: Iterable[str] = (), resolve: dict[str, str] | None = None):
-        self.allow = [ipaddress.ip_network(net, strict=False) for net in allow]
+        self.allow = [parse_network(net) for net in allow]
         self.resolve_map = dict(resolve or {})
 
     def permitted(self, address: IPAddress) -> bool:
@@ -74,11 +103,9 @@ class AddressPolicy:
         """Resolve ``host`` to permitted ``(address, port)`` pairs; raise if none is permitted."""
         for pattern, target in self.resolve_map.items():
             if fnmatch.fnmatch(host.lower(), pattern.lower()):
-                address, _, mapped_port = (
-                    target.rpartition(":") if target.count(":") == 1 else (target, "", "")
-                )
+                address, mapped_port = parse_target(target)
                 candidates = [address]
-                port = int(mapped_port) if mapped_port else port
+                port = mapped_port or port
                 break
         else:
             try:

@@ -41,7 +41,9 @@ def hub_items(source: HubSource, where: str) -> tuple[list[QAItem], list[Passage
     if local_only(source.path):
         raise ParamsError(f"{where}.path: no such folder{hint(source.path)}")
     try:
-        rows = datasets.load_dataset(source.path, source.name, split=source.split)
+        rows = datasets.load_dataset(
+            source.path, source.name, split=source.split, revision=source.revision
+        )
     except Exception as exc:  # the library raises many kinds; name the setting either way
         raise ParamsError(f"{where}: cannot load {source.path!r} ({exc})") from exc
     columns = [source.question, source.answers, source.context]

@@ -40,15 +40,22 @@ RECORDS = "records"
 LEVAL = "leval"
 
 
+def read_rules(path: Path) -> list[kpr.Rule]:
+    """Rules from a JSONL file in the reviewed-rules format; errors name the file and line."""
+    return kpr.parse_rules(path.read_text(encoding="utf-8").splitlines(), str(path))
+
+
 def reviewed_rules(settings: LVEvalSettings, root: Path) -> list[kpr.Rule]:
-    """The reviewed rules file, if set; errors name the setting and the line."""
-    if not settings.kpr.rules_file:
+    """The reviewed rules file, if set; errors name the setting and the line. The file is
+    checked when params.yaml is loaded; a relative path (settings built in code) is taken from
+    ``root``."""
+    if settings.kpr.rules_file is None:
         return []
     path = root / settings.kpr.rules_file
-    if not path.is_file():
-        raise ParamsError(f"[lveval -> kpr -> rules_file] {path}: file not found")
     try:
-        return kpr.load_rules(path)
+        return read_rules(path)
+    except OSError as exc:
+        raise ParamsError(f"[lveval -> kpr -> rules_file] {path}: {exc.strerror or exc}") from None
     except ValueError as exc:
         raise ParamsError(f"[lveval -> kpr -> rules_file] {exc}") from None
 

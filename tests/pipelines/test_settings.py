@@ -103,3 +103,45 @@ def test_missing_params_file_and_bad_yaml(tmp_path):
 def test_suspicious_values_are_refused(tmp_path, edit, where, says):
     message = _error(tmp_path, edit)
     assert where in message and says in message
+
+
+def test_a_missing_reviewed_rules_file_is_named_at_load_time(tmp_path):
+    message = _error(tmp_path, lambda d: d["lveval"]["kpr"].update(rules_file="review/kpr.jsonl"))
+    assert "[lveval -> kpr -> rules_file]" in message
+    assert "file not found: review/kpr.jsonl" in message
+
+
+def test_a_reviewed_rules_file_is_taken_from_the_params_directory(tmp_path):
+    (tmp_path / "review").mkdir()
+    (tmp_path / "review" / "kpr.jsonl").write_text('{"orig": "Imre", "repl": "Dalven"}\n')
+    params = load_params(
+        _write_params(tmp_path, lambda d: d["lveval"]["kpr"].update(rules_file="review/kpr.jsonl"))
+    )
+    assert params.lveval.kpr.rules_file == tmp_path / "review" / "kpr.jsonl"
+    assert load_params(ROOT / "params.yaml").lveval.kpr.rules_file is None  # no reviewed rules
+
+
+@pytest.mark.parametrize(
+    ("value", "where", "says"),
+    [
+        ({"allow_addresses": ["localhost"]}, "allow_addresses", "'localhost' is not an IP"),
+        ({"allow_addresses": ["10.0.0.0/33"]}, "allow_addresses", "'10.0.0.0/33'"),
+        ({"resolve": {"*.x": "[::1]:8443"}}, "resolve", "'*.x': '[::1]:8443' is not an IP"),
+        ({"resolve": {"*.x": "localhost:8443"}}, "resolve", "'localhost:8443' is not an IP"),
+        ({"resolve": {"*.x": "127.0.0.1:http"}}, "resolve", "port must be a number"),
+        ({"resolve": {"*.x": "127.0.0.1:70000"}}, "resolve", "port must be a number"),
+    ],
+)
+def test_fetch_addresses_are_checked_at_load_time(tmp_path, value, where, says):
+    message = _error(tmp_path, lambda d: d["sources"]["fetch"].update(value))
+    assert f"[sources -> fetch -> {where}]" in message and says in message
+
+
+def test_fetch_addresses_accept_what_the_address_guard_accepts(tmp_path):
+    fetch = {
+        "allow_addresses": ["127.0.0.1/32", "10.1.2.3/8", "::1", "fd00::/8", "192.168.0.7"],
+        "resolve": {"*.example": "127.0.0.1:8443", "a.example": "::1", "b.example": "10.0.0.1"},
+    }
+    params = load_params(_write_params(tmp_path, lambda d: d["sources"]["fetch"].update(fetch)))
+    assert params.sources.fetch.allow_addresses == fetch["allow_addresses"]
+    assert params.sources.fetch.resolve == fetch["resolve"]

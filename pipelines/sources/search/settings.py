@@ -27,7 +27,7 @@ WIKIPEDIA_MIRRORS = (
     "wikimonde.com",
     "wiki.kidzsearch.com",
 )
-"""Default exclusions: a reference article must not be its own related document (WikiGenBench
+"""Always excluded: a reference article must not be its own related document (WikiGenBench
 dropped Wikipedia results; mirrors leak the same text under another name)."""
 
 
@@ -65,7 +65,11 @@ class SearchSettings(BaseModel):
     )
     exclude_domains: list[str] = Field(
         default_factory=lambda: list(WIKIPEDIA_MIRRORS),
-        description="Hits on these domains or their subdomains are dropped as mirrors.",
+        description=(
+            "Hits on these domains or their subdomains are dropped as mirrors. Wikipedia and its "
+            "mirrors (WIKIPEDIA_MIRRORS) are always excluded; domains listed here are added to "
+            "them."
+        ),
     )
     retries: StrictInt = Field(3, ge=0, description="Retries on HTTP 429 and 5xx, backing off.")
 
@@ -94,4 +98,5 @@ class SearchSettings(BaseModel):
     @field_validator("exclude_domains")
     @classmethod
     def _domains(cls, domains: list[str]) -> list[str]:
-        return list(dict.fromkeys(normalize_domain(d) for d in domains))
+        listed = [normalize_domain(d) for d in domains]
+        return list(dict.fromkeys([*WIKIPEDIA_MIRRORS, *listed]))

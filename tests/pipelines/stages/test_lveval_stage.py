@@ -12,12 +12,11 @@ import pyarrow.parquet as pq
 import pytest
 
 from builders.lveval.contexts import level_words
-from builders.lveval.kpr import load_rules
 from builders.lveval.records import DROP_SCHEMA, QA_SCHEMA, RECORD_SCHEMA, VARIANTS
 from builders.lveval.settings import HubSource, KPRSettings
 from pipelines.errors import MissingInputError, ParamsError
 from pipelines.settings import Params
-from pipelines.stages.lveval import run_lveval
+from pipelines.stages.lveval import read_rules, run_lveval
 from pipelines.stages.lveval_baselines import run_lveval_baselines
 
 
@@ -96,7 +95,7 @@ def test_the_leval_export_and_the_rules_file_are_usable(built: Path, params: Par
     for line in lines:
         assert set(line) == {"input", "instructions", "outputs", "source", "evaluation"}
         assert len(line["instructions"]) == len(line["outputs"]) == 1
-    rules = load_rules(built / "rules.jsonl")
+    rules = read_rules(built / "rules.jsonl")
     qa_ids = {r["qa_id"] for r in records.values()}
     assert rules and {r.scope for r in rules} <= qa_ids | {
         d["item_id"] for d in pq.read_table(built / "drops.parquet").to_pylist()
@@ -106,7 +105,7 @@ def test_the_leval_export_and_the_rules_file_are_usable(built: Path, params: Par
 def test_a_reviewed_rules_file_vetoes_and_overrides_proposals(
     tmp_path: Path, params: Params, entries: Path, built: Path
 ) -> None:
-    proposed = load_rules(built / "rules.jsonl")
+    proposed = read_rules(built / "rules.jsonl")
     imre = [r for r in proposed if r.orig == "Imre"]
     assert imre, "the snapshot's cyclone questions propose a rule for Imre"
     review = tmp_path / "review.jsonl"
@@ -115,9 +114,7 @@ def test_a_reviewed_rules_file_vetoes_and_overrides_proposals(
         + json.dumps({"orig": "Caro", "repl": None, "scope": "events_mixup"}) + "\n"
     )  # fmt: skip
     out = tmp_path / "lveval"
-    build(
-        params, entries, out, root=tmp_path, kpr=KPRSettings(max_rules=2, rules_file="review.jsonl")
-    )
+    build(params, entries, out, root=tmp_path, kpr=KPRSettings(max_rules=2, rules_file=review))
     kpr_rows = [r for r in _records(out) if r["variant"] == "kpr"]
     applied = {(x["orig"], x["repl"]) for r in kpr_rows for x in r["replacement_rules"]}
     assert ("Imre", "Ostwynder") in applied
@@ -252,3 +249,64 @@ def test_ak_thresholds_are_settings(tmp_path: Path, params: Params, built: Path)
 
     assert False in gates()  # LV-Eval's 0.2 gates some of the template answers out
     assert set(gates(en=0.0)) == {True}
+
+
+def test_the_stage_reads_the_reviewed_rules_and_names_the_setting_file_and_line(
+    tmp_path: Path, params: Params
+) -> None:
+    from pipelines.stages.lveval import reviewed_rules
+
+    review = tmp_path / "review.jsonl"
+    review.write_text('{"orig": "Imre", "repl": "Dalven"}\n\n{"orig": "Caro", "repl": 3}\n')
+    settings = params.lveval.model_copy(update={"kpr": KPRSettings(rules_file=review)})
+    with pytest.raises(
+        ParamsError, match=r"\[lveval -> kpr -> rules_file\] .*review\.jsonl:3: 'repl'"
+    ):
+        reviewed_rules(settings, tmp_path)
+    review.write_text('{"orig": "Imre", "repl": "Dalven", "scope": "qa-1"}\n')
+    assert [(r.orig, r.repl, r.scope, r.origin) for r in reviewed_rules(settings, tmp_path)] == [
+        ("Imre", "Dalven", "qa-1", "reviewed")
+    ]
+    assert reviewed_rules(params.lveval.model_copy(update={"kpr": KPRSettings()}), tmp_path) == []
+
+
+def test_a_hub_source_revision_is_validated_and_passed_to_load_dataset(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import datasets
+    from pydantic import ValidationError
+
+    from pipelines.sources.qa_dataset import hub_items
+
+    folder = tmp_path / "qa_set"
+    folder.mkdir()
+    rows = {
+        "question": ["Who chaired the Ostrel inquiry?"],
+        "answers": [["Ilse Marten"]],
+        "context": ["The Ostrel inquiry met in May. It was chaired by Ilse Marten of Korvenna."],
+    }
+    pq.write_table(pa.table(rows), folder / "test.parquet")
+    source = HubSource(path=str(folder), dataset="local_mixup")
+    assert source.revision is None
+    seen: list[object] = []
+    real = datasets.load_dataset
+
+    def recording(*args: object, **kwargs: object):
+        seen.append(kwargs.get("revision", "<not passed>"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(datasets, "load_dataset", recording)
+    items, _, _ = hub_items(source, "[lveval -> hub_sources -> 0]")  # revision None still loads
+    assert [i.question for i in items] == rows["question"] and seen == [None]
+
+    pinned = HubSource(path=str(folder), dataset="local_mixup", revision="0123abc")
+    monkeypatch.setattr(
+        datasets, "load_dataset", lambda *a, **k: seen.append(k["revision"]) or 1 / 0
+    )
+    with pytest.raises(ParamsError, match="cannot load"):
+        hub_items(pinned, "[lveval -> hub_sources -> 0]")
+    assert seen[-1] == "0123abc"
+    for bad in ("", 3):
+        with pytest.raises(ValidationError) as info:
+            HubSource(path=str(folder), dataset="local_mixup", revision=bad)
+        assert info.value.errors()[0]["loc"] == ("revision",)

@@ -55,3 +55,16 @@ def test_redact_replaces_secrets_and_key_parameters():
     assert redact("a%2Bb%2Fc", ["a+b/c"]) == "REDACTED"
     assert redact("monkey=1 and ?key=2", [], key_params=False) == "monkey=1 and ?key=2"
     assert redact("monkey=1&donkey=2", []) == "monkey=1&donkey=2"
+
+
+def test_wikipedia_mirrors_stay_excluded_when_domains_are_listed():
+    from pipelines.sources.search.settings import WIKIPEDIA_MIRRORS, SearchSettings
+
+    assert SearchSettings().exclude_domains == list(WIKIPEDIA_MIRRORS)  # the default is unchanged
+    s = SearchSettings(exclude_domains=["*.Valdrapedia.example", "wikiwand.com"])
+    assert s.exclude_domains == [*WIKIPEDIA_MIRRORS, "valdrapedia.example"]
+    assert is_excluded("https://en.wikipedia.org/wiki/Flood", s.exclude_domains)
+    assert is_excluded("https://www.dbpedia.org/page/Flood", s.exclude_domains)
+    assert is_excluded("https://en.valdrapedia.example/Flood", s.exclude_domains)
+    assert SearchSettings(exclude_domains=[]).exclude_domains == list(WIKIPEDIA_MIRRORS)
+    assert "always excluded" in SearchSettings.model_fields["exclude_domains"].description

@@ -6,6 +6,7 @@ import pytest
 from pydantic import ValidationError
 
 from pipelines.sources.search import SearchSettings, is_excluded
+from pipelines.sources.search.settings import WIKIPEDIA_MIRRORS
 
 
 def test_search_settings_defaults_replay_and_exclude_wikipedia_mirrors():
@@ -78,7 +79,7 @@ def test_search_settings_accept_google_forms_and_normalize_domains():
         exclude_domains=["*.Wikipedia.org", "example.com.", "example.com"],
     )
     assert (s.date_restrict, s.language) == ("y1", "lang_zh-CN")
-    assert s.exclude_domains == ["wikipedia.org", "example.com"]
+    assert s.exclude_domains == [*WIKIPEDIA_MIRRORS, "example.com"]
 
 
 def test_search_settings_are_frozen():
