@@ -134,7 +134,7 @@ DATASETS: dict[str, DatasetSpec] = {
             size_from="entries",
             params=("wiki", "sources", "wikigen", "chunk", "embed"),
             split_index=(ENTRIES, "event_id", "split"),
-            statistics=("documents_per_entry", "crawl_outcomes"),
+            statistics=("documents_per_entry", "crawl_outcomes", "wiki_rejections"),
             citations=("wikigenbench",),
         ),
         DatasetSpec(
@@ -156,6 +156,7 @@ DATASETS: dict[str, DatasetSpec] = {
             tags=("long-context", "summarization", "citation", "benchsmith"),
             size_from="haystacks",
             params=("summhay", "llm", "baselines"),
+            statistics=("summhay_drops",),
             baselines=("baselines/summhay.json",),
             citations=("summhay",),
         ),
@@ -183,6 +184,7 @@ DATASETS: dict[str, DatasetSpec] = {
             tags=("long-context", "question-answering", "lv-eval", "l-eval", "benchsmith"),
             size_from="qa",
             params=("lveval", "llm", "baselines"),
+            statistics=("lveval_drops",),
             baselines=("lveval_baselines/lveval.json",),
             plots=(
                 Plot(

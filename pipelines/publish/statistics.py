@@ -1,19 +1,23 @@
-"""Numbers for the dataset card: rows by split, length distributions, crawl outcomes."""
+"""Numbers for the dataset card: rows by split, length distributions, crawl outcomes and
+everything a stage left out (rejected pages, dropped items), so nothing is silently lost."""
 
 from __future__ import annotations
 
 import statistics as st
 from collections import Counter, defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pyarrow.parquet as pq
 
-from pipelines.publish.export import ExportedConfig
+from pipelines.publish.export import ExportedConfig, PublishError
 
 DOCUMENTS = "web/documents.parquet"
+WIKI_REJECTED = "wiki/rejected.parquet"
+SUMMHAY_DROPS = "summhay/drops.parquet"
+LVEVAL_DROPS = "lveval/drops.parquet"
 
 
 @dataclass(frozen=True)
@@ -106,10 +110,97 @@ def crawl_outcomes(data: Path) -> StatTable:
     )
 
 
+def counts_by(
+    data: Path,
+    source: str,
+    columns: Sequence[str],
+    title: str,
+    note: str,
+) -> StatTable:
+    """Rows of ``data/source`` counted by the values of ``columns``, sorted by those values.
+
+    Only ``columns`` are read, one record batch at a time. The file is optional: a missing one
+    gives an empty table whose note says so. A file without one of ``columns`` raises
+    :class:`PublishError` naming the file and the column.
+    """
+    path = data / source
+    header = [*columns, "count"]
+    if not path.is_file():
+        return StatTable(title, f"{note} `data/{source}` was not found in this build.", header, [])
+    parquet = pq.ParquetFile(path)
+    names = parquet.schema_arrow.names
+    for column in columns:
+        if column not in names:
+            raise PublishError(
+                f"{path}: no column {column!r} (has {', '.join(names)}); "
+                f"the card's {title!r} table counts by it"
+            )
+    counts: Counter[tuple[str, ...]] = Counter()
+    for batch in parquet.iter_batches(columns=list(columns)):
+        values = [batch.column(c).to_pylist() for c in columns]
+        counts.update(
+            tuple("" if v is None else str(v) for v in row) for row in zip(*values, strict=True)
+        )
+    rows: list[list[Any]] = [[*key, n] for key, n in sorted(counts.items())]
+    if rows:
+        total = sum(counts.values())
+        return StatTable(title, f"{note} {total} in all (`data/{source}`).", header, rows)
+    return StatTable(title, f"{note} None in this build (`data/{source}` is empty).", header, [])
+
+
+def wiki_rejections(data: Path) -> StatTable:
+    """Pages the wiki stage read but did not select, by the rule that rejected them."""
+    return counts_by(
+        data,
+        WIKI_REJECTED,
+        ["reason"],
+        "Pages rejected by the wiki stage",
+        "Wiki pages read but not selected as events, by the rule that rejected them.",
+    )
+
+
+def summhay_drops(data: Path) -> StatTable:
+    """Topics, subtopics, insights and documents left out of the haystacks, by step and reason."""
+    return counts_by(
+        data,
+        SUMMHAY_DROPS,
+        ["step", "kind", "reason"],
+        "Items dropped while building haystacks",
+        "Topics, subtopics, insights and documents the summhay stage left out, by step, kind "
+        "and reason.",
+    )
+
+
+def lveval_drops(data: Path) -> StatTable:
+    """QA items left out of the records, by step and reason."""
+    return counts_by(
+        data,
+        LVEVAL_DROPS,
+        ["step", "reason"],
+        "QA items dropped while building records",
+        "QA items the lveval stage left out (failed import or QA checks, a corpus too small "
+        "for the largest level, rejected confusing facts or replacement rules), by step and "
+        "reason.",
+    )
+
+
 NAMED: dict[str, Callable[[Path], StatTable]] = {
     "documents_per_entry": documents_per_entry,
     "crawl_outcomes": crawl_outcomes,
+    "wiki_rejections": wiki_rejections,
+    "summhay_drops": summhay_drops,
+    "lveval_drops": lveval_drops,
 }
+"""Card statistics by the name a dataset's ``statistics`` lists."""
+
+SOURCES: dict[str, tuple[str, ...]] = {
+    "documents_per_entry": (DOCUMENTS,),
+    "crawl_outcomes": (DOCUMENTS,),
+    "wiki_rejections": (WIKI_REJECTED,),
+    "summhay_drops": (SUMMHAY_DROPS,),
+    "lveval_drops": (LVEVAL_DROPS,),
+}
+"""The files under ``data/`` each named statistic reads (card provenance and ``publish`` deps)."""
 
 
 def metric_tables(name: str, metrics: dict[str, Any]) -> list[StatTable]:

@@ -29,6 +29,7 @@ from pipelines.publish.registry import DATASETS, DatasetSpec
 from pipelines.publish.settings import PublishSettings
 from pipelines.publish.statistics import (
     NAMED,
+    SOURCES,
     length_distributions,
     metric_tables,
     split_counts,
@@ -88,6 +89,12 @@ def export_dataset(
     inputs = sorted(
         {str(Path("data") / c.source.relative_to(data)) for c in exported}
         | {str(Path("data") / p) for p in spec.baselines if (data / p).is_file()}
+        | {
+            str(Path("data") / p)
+            for name in spec.statistics
+            for p in SOURCES.get(name, ())
+            if (data / p).is_file()
+        }
     )
     provenance = collect(root, params_file, spec.params, inputs)
     card = render_card(

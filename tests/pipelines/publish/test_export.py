@@ -3,6 +3,7 @@ card's metadata, eval.yaml, and a round trip back to the stage outputs."""
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
 import pyarrow as pa
@@ -16,6 +17,7 @@ from huggingface_hub import DatasetCard
 from pipelines.errors import ParamsError
 from pipelines.publish.export import PublishError, drop_path, export_config
 from pipelines.publish.registry import DATASETS, ConfigSpec
+from pipelines.publish.statistics import NAMED, SOURCES
 from pipelines.settings import load_params
 from tests.pipelines.publish.conftest import publish_settings
 from tests.support.snapshot import ROOT
@@ -164,6 +166,82 @@ def test_card_reports_crawl_outcomes_and_documents_per_entry(hub_export, snapsho
     assert "### Usable documents per entry, by origin" in body
     assert "| `vector` | `float16[384]` |" in body
     assert "2026-01-01 to 2026-12-31" in body and "`wikigen.seed` = 2026" in body
+
+
+def card_section(body: str, title: str) -> str:
+    """The text under ``### title`` up to the next heading."""
+    start = body.index(f"### {title}\n") + len(f"### {title}\n")
+    end = body.find("\n#", start)
+    return body[start : end if end >= 0 else len(body)]
+
+
+def table_rows(section: str) -> list[tuple[tuple[str, ...], int]]:
+    """``((key columns...), count)`` of each row of the Markdown table of a counts section."""
+    lines = [line for line in section.splitlines() if line.startswith("|")]
+    rows = []
+    for line in lines[2:]:  # header and separator
+        *key, n = (cell.strip() for cell in line.strip().strip("|").split("|"))
+        rows.append((tuple(key), int(n)))
+    return rows
+
+
+DROP_TABLES = [
+    ("wikigenbench", "Pages rejected by the wiki stage", "wiki/rejected.parquet", ["reason"]),
+    (
+        "summhay",
+        "Items dropped while building haystacks",
+        "summhay/drops.parquet",
+        ["step", "kind", "reason"],
+    ),
+    (
+        "lveval",
+        "QA items dropped while building records",
+        "lveval/drops.parquet",
+        ["step", "reason"],
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "title", "source", "columns"), DROP_TABLES)
+def test_card_counts_every_dropped_item(hub_export, snapshot_data, name, title, source, columns):
+    rows = pq.read_table(snapshot_data / source, columns=columns).to_pylist()
+    expected = Counter(tuple("" if r[c] is None else str(r[c]) for c in columns) for r in rows)
+    if name == "wikigenbench":
+        assert sum(expected.values()) > 0  # the snapshot's dump has pages outside the window
+    body = DatasetCard.load(hub_export / name / "README.md").text
+    section = card_section(body, title)
+    shown = table_rows(section)
+    assert dict(shown) == expected
+    assert [key for key, _ in shown] == sorted(expected)
+    if expected:
+        assert f"| {' | '.join(columns)} | count |" in section
+        assert f"{sum(expected.values())} in all (`data/{source}`)" in section
+    else:
+        assert f"None in this build (`data/{source}` is empty)" in section
+
+
+def test_every_card_statistic_is_named_and_a_publish_dependency():
+    deps = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]["publish"]["deps"]
+    for spec in DATASETS.values():
+        for statistic in spec.statistics:
+            assert statistic in NAMED, (spec.name, statistic)
+            for source in SOURCES[statistic]:
+                assert f"data/{source}" in deps, (statistic, source)
+
+
+def test_a_drops_file_without_its_reason_column_names_the_file_and_column(tmp_path):
+    (tmp_path / "lveval").mkdir()
+    table = pa.table({"dataset": ["d"], "item_id": ["q1"], "step": ["cfi"], "detail": [""]})
+    pq.write_table(table, tmp_path / "lveval" / "drops.parquet")
+    with pytest.raises(PublishError, match=r"lveval/drops\.parquet: no column 'reason'"):
+        NAMED["lveval_drops"](tmp_path)
+
+
+def test_a_missing_drops_file_gives_an_empty_table_with_a_note(tmp_path):
+    table = NAMED["summhay_drops"](tmp_path)
+    assert table.rows == []
+    assert table.columns == ["step", "kind", "reason", "count"]
+    assert "`data/summhay/drops.parquet` was not found" in table.note
 
 
 def test_eval_yaml_lists_tasks_that_exist(hub_export):
