@@ -74,6 +74,9 @@ class DatasetSpec:
     source_datasets: tuple[str, ...] = ("original",)
     language: tuple[str, ...] = ("en",)
     citations: tuple[str, ...] = field(default_factory=tuple)
+    web_text_inside: str = ""
+    """Why the dataset's own text holds web document text that URL-only mode cannot strip
+    ('' when it holds none); such a dataset is refused with ``publish.documents: urls``."""
 
 
 ENTRIES = "wikigen/entries.parquet"
@@ -197,6 +200,7 @@ DATASETS: dict[str, DatasetSpec] = {
                 ),
             ),
             citations=("lveval", "leval"),
+            web_text_inside="its contexts are assembled from web document passages",
         ),
     )
 }

@@ -6,7 +6,15 @@ import re
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictInt,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from pipelines.paths import ProjectPath
 
@@ -77,6 +85,20 @@ class PublishSettings(_Strict):
             raise ValueError(
                 f"unknown dataset(s) {', '.join(unknown)}; registered: {', '.join(DATASETS)}"
             )
+        return value
+
+    @field_validator("documents")
+    @classmethod
+    def _strippable(cls, value: str, info: ValidationInfo) -> str:
+        from pipelines.publish.registry import DATASETS
+
+        if value == "urls":
+            for name in info.data.get("datasets", []):
+                if reason := DATASETS[name].web_text_inside:
+                    raise ValueError(
+                        f"{name} cannot be published URL-only: {reason}; remove it from "
+                        "publish.datasets or publish with documents: text"
+                    )
         return value
 
     @model_validator(mode="after")

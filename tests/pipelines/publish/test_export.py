@@ -273,7 +273,9 @@ def test_manifest_hashes_the_data_not_the_card(hub_export):
 def test_url_only_export_drops_document_text_everywhere(snapshot_data, tmp_path):
     from pipelines.stages.publish import export_dataset
 
-    settings = publish_settings(tmp_path, documents="urls", embeddings=False)
+    settings = publish_settings(
+        tmp_path, documents="urls", embeddings=False, datasets=["wikigenbench", "summhay"]
+    )
     out = tmp_path / "wikigenbench"
     export_dataset(
         DATASETS["wikigenbench"], settings, snapshot_data, out, ROOT, ROOT / "params.yaml"
@@ -344,6 +346,7 @@ def test_a_missing_source_names_the_file(tmp_path):
         ({"version": "november"}, r"\[publish -> version\].*not a version"),
         ({"datasets": ["wikigenbench", "nope"]}, r"\[publish -> datasets\].*unknown dataset.*nope"),
         ({"repos": {"lveval": "no-slash"}}, r"repos.lveval.*'owner/name'"),
+        ({"documents": "urls"}, r"\[publish -> documents\].*lveval cannot be published URL-only"),
     ],
 )
 def test_bad_publish_params_name_the_key(tmp_path, publish, message):
