@@ -4,7 +4,6 @@ quota on it again (Google through googleapiclient's own test double)."""
 from __future__ import annotations
 
 import json
-import shutil
 
 import pytest
 from googleapiclient.http import HttpMockSequence
@@ -14,34 +13,21 @@ from pipelines.sources.search import GoogleCSE
 from pipelines.sources.search.recorded import NoHits, read_entries
 from pipelines.stages.web import run_web
 from pipelines.stages.wiki import run_wiki
-from tests.support.snapshot import ROOT
+from tests.support.snapshot import ROOT, live_web_missing_one_query
 
 pytestmark = pytest.mark.integration
-
-WEB = ROOT / "snapshot" / "web"
 
 
 def test_a_query_without_hits_is_asked_once(tmp_path, monkeypatch):
     monkeypatch.setenv("GOOGLE_API_KEY", "test-key")
     monkeypatch.setenv("GOOGLE_CSE_ID", "test-cx")
-    lines = (WEB / "search.jsonl").read_text().splitlines()
-    asked = json.loads(lines[0])["query"]
-    kept = [line for line in lines if json.loads(line)["query"] != asked]
-    (tmp_path / "search.jsonl").write_text("\n".join(kept) + "\n")
-    shutil.copytree(WEB / "archive", tmp_path / "archive")
+    sources, asked, _ = live_web_missing_one_query(tmp_path)
     empty = {"kind": "customsearch#search", "queries": {"request": [{"count": 0}]}}
     google = HttpMockSequence([({"status": "200"}, json.dumps(empty))])
     monkeypatch.setattr(
         GoogleCSE, "from_env", classmethod(lambda cls, **kw: cls("k", "cx", http=google, **kw))
     )
     params = load_params(ROOT / "params.yaml")
-    sources = params.sources.model_copy(
-        update={
-            "mode": "live",
-            "archive": tmp_path / "archive",
-            "search_log": tmp_path / "search.jsonl",
-        }
-    )
     run_wiki(params.wiki, tmp_path / "wiki")
     run_web(sources, tmp_path / "wiki" / "articles.parquet", tmp_path / "out")
     assert len(google.request_sequence) == 1

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import logging
-import shutil
 
 import pytest
 from googleapiclient.http import HttpMockSequence
@@ -14,25 +13,19 @@ from pipelines.settings import load_params
 from pipelines.sources.search import GoogleCSE
 from pipelines.stages.web import run_web
 from pipelines.stages.wiki import run_wiki
-from tests.support.snapshot import ROOT
+from tests.support.snapshot import ROOT, live_web_missing_one_query
 
 pytestmark = pytest.mark.integration
 
 KEY = "AIzaCANARY-0123456789abcdefghijklmnopqrstu"
 CSE = "cx-canary-0123456789"
-WEB = ROOT / "snapshot" / "web"
 
 
 def test_key_reaches_no_file_and_no_log(tmp_path, monkeypatch, caplog, no_network):
     monkeypatch.setenv("GOOGLE_API_KEY", KEY)
     monkeypatch.setenv("GOOGLE_CSE_ID", CSE)
     # the search log lacks one event's query, so the stage must ask Google for it
-    lines = (WEB / "search.jsonl").read_text().splitlines()
-    asked = json.loads(lines[0])["query"]
-    kept = [line for line in lines if json.loads(line)["query"] != asked]
-    (tmp_path / "search.jsonl").write_text("\n".join(kept) + "\n")
-    shutil.copytree(WEB / "archive", tmp_path / "archive")
-    answer = [json.loads(line) for line in lines if json.loads(line)["query"] == asked]
+    sources, asked, answer = live_web_missing_one_query(tmp_path)
     body = {
         "kind": "customsearch#search",
         "queries": {"request": [{"startIndex": 1, "count": len(answer)}]},
@@ -42,15 +35,7 @@ def test_key_reaches_no_file_and_no_log(tmp_path, monkeypatch, caplog, no_networ
     monkeypatch.setattr(
         GoogleCSE, "from_env", classmethod(lambda cls, **kw: cls(KEY, CSE, http=google, **kw))
     )
-
     params = load_params(ROOT / "params.yaml")
-    sources = params.sources.model_copy(
-        update={
-            "mode": "live",
-            "archive": tmp_path / "archive",
-            "search_log": tmp_path / "search.jsonl",
-        }
-    )
     run_wiki(params.wiki, tmp_path / "wiki")
     caplog.set_level(logging.DEBUG)
     with no_network():  # every URL is archived already; Google answers from the test double

@@ -1,6 +1,9 @@
 """What the embedded snapshot is built to contain: the events to keep, and each trap's reason."""
 
+import json
+import shutil
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 SNAPSHOT_XML = ROOT / "snapshot" / "wiki" / "export.xml"
@@ -32,3 +35,22 @@ SNAPSHOT_TRAPS = {
     "List of floods in Valdra": "list",
     "Template:Cite web": "not_article",
 }
+
+
+def live_web_missing_one_query(tmp: Path) -> tuple[Any, str, list[dict[str, Any]]]:
+    """Live ``sources`` settings over a copy of the snapshot's archive and a search log that lacks
+    the first event's query, so the web stage must ask the live provider for it; returns the
+    settings, that query and its recorded hits (what the provider should answer)."""
+    from pipelines.settings import load_params
+
+    web = ROOT / "snapshot" / "web"
+    lines = (web / "search.jsonl").read_text().splitlines()
+    entries = [json.loads(line) for line in lines]
+    asked = entries[0]["query"]
+    kept = [line for line, e in zip(lines, entries, strict=True) if e["query"] != asked]
+    (tmp / "search.jsonl").write_text("\n".join(kept) + "\n")
+    shutil.copytree(web / "archive", tmp / "archive")
+    sources = load_params(ROOT / "params.yaml").sources.model_copy(
+        update={"mode": "live", "archive": tmp / "archive", "search_log": tmp / "search.jsonl"}
+    )
+    return sources, asked, [e for e in entries if e["query"] == asked]
