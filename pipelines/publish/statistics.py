@@ -184,23 +184,26 @@ def lveval_drops(data: Path) -> StatTable:
     )
 
 
-NAMED: dict[str, Callable[[Path], StatTable]] = {
-    "documents_per_entry": documents_per_entry,
-    "crawl_outcomes": crawl_outcomes,
-    "wiki_rejections": wiki_rejections,
-    "summhay_drops": summhay_drops,
-    "lveval_drops": lveval_drops,
+@dataclass(frozen=True)
+class Statistic:
+    """A card statistic: how to compute its table, and the files under ``data/`` it reads (card
+    provenance and ``publish`` deps)."""
+
+    table: Callable[[Path], StatTable]
+    sources: tuple[str, ...]
+
+    def __call__(self, data: Path) -> StatTable:
+        return self.table(data)
+
+
+NAMED: dict[str, Statistic] = {
+    "documents_per_entry": Statistic(documents_per_entry, (DOCUMENTS,)),
+    "crawl_outcomes": Statistic(crawl_outcomes, (DOCUMENTS,)),
+    "wiki_rejections": Statistic(wiki_rejections, (WIKI_REJECTED,)),
+    "summhay_drops": Statistic(summhay_drops, (SUMMHAY_DROPS,)),
+    "lveval_drops": Statistic(lveval_drops, (LVEVAL_DROPS,)),
 }
 """Card statistics by the name a dataset's ``statistics`` lists."""
-
-SOURCES: dict[str, tuple[str, ...]] = {
-    "documents_per_entry": (DOCUMENTS,),
-    "crawl_outcomes": (DOCUMENTS,),
-    "wiki_rejections": (WIKI_REJECTED,),
-    "summhay_drops": (SUMMHAY_DROPS,),
-    "lveval_drops": (LVEVAL_DROPS,),
-}
-"""The files under ``data/`` each named statistic reads (card provenance and ``publish`` deps)."""
 
 
 def metric_tables(name: str, metrics: dict[str, Any]) -> list[StatTable]:

@@ -29,7 +29,6 @@ from pipelines.publish.registry import DATASETS, DatasetSpec
 from pipelines.publish.settings import PublishSettings
 from pipelines.publish.statistics import (
     NAMED,
-    SOURCES,
     length_distributions,
     metric_tables,
     split_counts,
@@ -92,7 +91,7 @@ def export_dataset(
         | {
             str(Path("data") / p)
             for name in spec.statistics
-            for p in SOURCES.get(name, ())
+            for p in NAMED[name].sources
             if (data / p).is_file()
         }
     )

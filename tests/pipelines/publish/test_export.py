@@ -17,7 +17,7 @@ from huggingface_hub import DatasetCard
 from pipelines.errors import ParamsError
 from pipelines.publish.export import PublishError, drop_path, export_config
 from pipelines.publish.registry import DATASETS, ConfigSpec
-from pipelines.publish.statistics import NAMED, SOURCES
+from pipelines.publish.statistics import NAMED
 from pipelines.settings import load_params
 from tests.pipelines.publish.conftest import publish_settings
 from tests.support.snapshot import ROOT
@@ -225,7 +225,7 @@ def test_every_card_statistic_is_named_and_a_publish_dependency():
     for spec in DATASETS.values():
         for statistic in spec.statistics:
             assert statistic in NAMED, (spec.name, statistic)
-            for source in SOURCES[statistic]:
+            for source in NAMED[statistic].sources:
                 assert f"data/{source}" in deps, (statistic, source)
 
 
