@@ -27,7 +27,7 @@ import numpy as np
 from pipelines.embed.batching import padded_tokens, plan_batches
 from pipelines.embed.registry import Architecture, EncoderSpec
 from pipelines.hub_downloads import hint, local_only
-from pipelines.retrieval.models import ModelError, default_minilm
+from pipelines.retrieval.models import ModelError, default_minilm, load_tokenizer
 
 CPU_BUDGET = 2048
 GPU_BUDGET = 65536
@@ -101,24 +101,14 @@ class Encoder:
         self.tokenizer_threads = tokenizer_threads
         if not cuda:
             torch.set_num_threads(os.cpu_count() or 1)
-        from transformers import AutoTokenizer
-
         source = spec.model or default_minilm()
         try:
-            self.tokenizer = AutoTokenizer.from_pretrained(
-                source, local_files_only=local_only(source)
-            )
+            self.tokenizer = load_tokenizer(source)
             self.query_tokenizer = (
-                AutoTokenizer.from_pretrained(
-                    spec.query_model, local_files_only=local_only(spec.query_model)
-                )
-                if spec.query_model
-                else self.tokenizer
+                load_tokenizer(spec.query_model) if spec.query_model else self.tokenizer
             )
-        except (OSError, ValueError) as exc:
-            raise ModelError(
-                f"cannot load tokenizer of {spec.name!r} ({source}): {exc}{hint(source)}"
-            ) from None
+        except ModelError as exc:
+            raise ModelError(f"encoder {spec.name!r}: {exc}") from None
         self._source = source
         self._models: dict[str, list[Any]] = {}
 
