@@ -4,7 +4,8 @@ Passages of 20 to 400 words are cut from the snapshot wiki. sentence-transformer
 its default (float32, batch 32) and at its best setting, found by a sweep over precision and batch
 size on the first ``--sweep`` passages; then ours and both reference settings embed all passages.
 Reported: tokens/s (real tokens, truncated to the model's maximum), documents/s, padding share,
-peak RSS growth during each run, and agreement with the float32 reference (cosine, top-10 overlap).
+peak RSS growth and peak GPU memory during each run, and agreement with the float32 reference
+(cosine, top-10 overlap).
 
     python bench/embed.py --passages 10000                 # CPU, MiniLM
     python bench/embed.py --device cuda --passages 10000   # GPU, MiniLM
@@ -49,8 +50,13 @@ def passages(n: int, seed: int = 0) -> list[str]:
     return out
 
 
-def peak_rss(run: Callable[[], np.ndarray]) -> tuple[np.ndarray, float, float]:
-    """Run, sampling RSS every 20 ms; return the result, seconds and peak growth in MB."""
+def peak_memory(run: Callable[[], np.ndarray]) -> tuple[np.ndarray, float, float, float]:
+    """Run, sampling RSS every 20 ms; return the result, seconds, peak RSS growth in MB and
+    peak GPU memory allocated in MB (0 without CUDA)."""
+    cuda = torch.cuda.is_available()
+    if cuda:
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
     proc = psutil.Process()
     base = proc.memory_info().rss
     peak = [base]
@@ -65,10 +71,13 @@ def peak_rss(run: Callable[[], np.ndarray]) -> tuple[np.ndarray, float, float]:
     thread.start()
     start = time.perf_counter()
     result = run()
+    if cuda:
+        torch.cuda.synchronize()
     seconds = time.perf_counter() - start
     done.set()
     thread.join()
-    return result, seconds, (peak[0] - base) / 2**20
+    gpu = torch.cuda.max_memory_allocated() / 2**20 if cuda else 0.0
+    return result, seconds, (peak[0] - base) / 2**20, gpu
 
 
 def model_folder(name: str, tmp: Path) -> str:
@@ -172,21 +181,22 @@ def main() -> None:
 
     results = []
     for label, run, _ in runs:
-        vectors, seconds, memory = peak_rss(run)
-        results.append((label, vectors, seconds, memory))
+        vectors, seconds, memory, gpu_memory = peak_memory(run)
+        results.append((label, vectors, seconds, memory, gpu_memory))
     reference = results[0][1]
     base = results[0][2]
     print(
         "\n| encoder | tokens/s | passages/s | vs ST default | padding | peak RSS growth MB "
-        "| mean cosine | min cosine | top-10 overlap |"
+        "| peak GPU MB | mean cosine | min cosine | top-10 overlap |"
     )
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for label, vectors, seconds, memory in results:
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for label, vectors, seconds, memory, gpu_memory in results:
         agree = agreement(reference, vectors)
         padding = f"{stats_box['padding']:.3f}" if label.startswith("benchsmith") else "–"
         print(
             f"| {label} | {tokens / seconds:,.0f} | {len(texts) / seconds:,.1f} "
-            f"| {base / seconds:.2f}x | {padding} | {memory:,.0f} | {agree.mean_cosine:.5f} "
+            f"| {base / seconds:.2f}x | {padding} | {memory:,.0f} | {gpu_memory:,.0f} "
+            f"| {agree.mean_cosine:.5f} "
             f"| {agree.min_cosine:.5f} | {agree.overlap:.3f} |"
         )
     ratio = results[1][2] / results[2][2]

@@ -119,3 +119,22 @@ def test_overlap_treats_near_duplicate_neighbours_as_tied() -> None:
     far = base.copy()
     far[2] = rng.normal(size=16)
     assert agreement(base, far, k=1).overlap < 1.0
+
+
+def test_replicas_share_the_batches_and_order_is_kept(tiny_bert: Path, passages) -> None:
+    """The multi-GPU schedule, run here with two CPU replicas of one model."""
+    import copy
+
+    spec = EncoderSpec("t", str(tiny_bert), "mean", True, "", "", 64)
+    encoder = Encoder(spec, dtype="float32", batch_tokens=128, max_batch=2)
+    alone = encoder.encode(passages)
+    first = encoder.models("passage")[0]
+    replicas = [first, copy.deepcopy(first)]
+    calls = [0, 0]
+    for n, model in enumerate(replicas):
+        model.register_forward_hook(lambda *_, n=n: calls.__setitem__(n, calls[n] + 1))
+    encoder._models["passage"] = replicas
+    encoder.devices = ["cpu", "cpu"]
+    spread, stats = encoder.encode_with_stats(passages)
+    assert np.allclose(spread, alone, atol=1e-6)
+    assert sum(calls) == stats.batches and min(calls) > 0
