@@ -11,6 +11,8 @@ from typing import Any
 import yaml
 
 from pipelines import __version__
+from pipelines.embed.settings import EmbedSettings
+from pipelines.settings import BaselinesSettings, Params
 from pipelines.sources.search.base import REDACTED
 from pipelines.sources.search.base import redact as redact_text
 
@@ -93,6 +95,20 @@ def seeds_of(params: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     return found
 
 
+def encoders_of(params: dict[str, Any]) -> dict[str, str]:
+    """The encoders a card names: the embed stage's, and the dense baseline's as
+    :meth:`Params.resolved_baselines` settles it (the embed stage's unless one is named)."""
+    # the stage validated the file already; constructing keeps a partial one readable
+    settings = Params.model_construct(
+        embed=EmbedSettings.model_construct(**(params.get("embed") or {})),
+        baselines=BaselinesSettings.model_construct(**(params.get("baselines") or {})),
+    )
+    return {
+        "embed.model": str(settings.embed.model),
+        "baselines.dense_model": str(settings.resolved_baselines().dense_model),
+    }
+
+
 def collect(root: Path, params_file: Path, keys: tuple[str, ...], inputs: list[str]) -> Provenance:
     """Provenance of a dataset built from ``inputs`` (paths as dvc.yaml names them)."""
     raw = redact(yaml.safe_load(params_file.read_text("utf-8")) or {})
@@ -110,13 +126,6 @@ def collect(root: Path, params_file: Path, keys: tuple[str, ...], inputs: list[s
         if backend == "template"
         else (f"{backend}: {llm.get('model', '')}")
     )
-    baselines = raw.get("baselines", {})
-    encoders = {
-        "embed.model": str(raw.get("embed", {}).get("model", "minilm")),
-        "baselines.dense_model": str(
-            baselines.get("dense_model") or raw.get("embed", {}).get("model", "minilm")
-        ),
-    }
     commit, dirty = git_state(root)
     return Provenance(
         toolkit_version=__version__,
@@ -128,5 +137,5 @@ def collect(root: Path, params_file: Path, keys: tuple[str, ...], inputs: list[s
         snapshot=snapshot,
         event_window=f"{wiki.get('created_after', '?')} to {wiki.get('created_before', '?')}",
         llm=llm_text,
-        encoders=encoders,
+        encoders=encoders_of(raw),
     )

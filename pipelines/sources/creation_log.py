@@ -15,7 +15,11 @@ from pipelines.sources.xml_source import XmlSource, local, parse_timestamp
 
 
 def read_creation_log(path: Path, since: datetime) -> dict[str, datetime]:
-    """Map page title to its earliest creation time at or after ``since``."""
+    """Map page title to its earliest creation time at or after ``since``.
+
+    A ``create`` item without a readable ``<timestamp>`` is a :class:`SourceFormatError` naming
+    the file, the log id and the line.
+    """
     created: dict[str, datetime] = {}
     root = None
     with XmlSource(path, events=("start", "end")) as xml:
@@ -28,7 +32,10 @@ def read_creation_log(path: Path, since: datetime) -> dict[str, datetime]:
             root.clear()  # finished items must not pile up under the root
             if fields.get("type") != "create" or not fields.get("logtitle"):
                 continue
-            stamp = parse_timestamp(fields["timestamp"])
+            try:
+                stamp = parse_timestamp(fields.get("timestamp", ""))
+            except ValueError as exc:
+                raise xml.fail(f"log item {fields.get('id', '?')}: bad timestamp ({exc})") from exc
             title = fields["logtitle"]
             if stamp >= since and (title not in created or stamp < created[title]):
                 created[title] = stamp

@@ -12,25 +12,38 @@ from pathlib import Path
 
 from pipelines.sources.fetch import FetchResult
 from pipelines.sources.http_body import decode_text, decompress
-from pipelines.sources.warc_archive import read_archive
+from pipelines.sources.warc_archive import Recorded, read_archive, unreadable
 
 _NO_CAP = 1 << 40
 
 
 def load_index(folder: Path) -> dict[str, FetchResult]:
-    """Map each archived URL to its latest outcome, with the decoded text of successful fetches."""
+    """Map each archived URL to its latest outcome, with the decoded text of successful fetches.
+
+    An outcome that does not make a :class:`FetchResult` (a field missing or unknown, a bad
+    date, a body that does not decompress) is a :class:`SourceFormatError` naming the WARC file
+    and the URL.
+    """
     index: dict[str, FetchResult] = {}
     if not folder.is_dir():
         return index
     for url, recorded in read_archive(folder):
-        outcome = dict(recorded.outcome)
-        outcome["fetched_at"] = datetime.fromisoformat(outcome["fetched_at"])
-        text = ""
-        if outcome["status"] == "ok":
-            body = decompress(recorded.body, outcome.get("content_encoding", ""), _NO_CAP)
-            text, _ = decode_text(body, outcome.get("charset", ""))
-        index[url] = FetchResult(**outcome, text=text)
+        try:
+            index[url] = _result(recorded)
+        except (KeyError, TypeError, ValueError) as exc:
+            problem = f"no {exc} field" if isinstance(exc, KeyError) else str(exc)
+            raise unreadable(recorded.path, f"the outcome record for {url}", problem) from exc
     return index
+
+
+def _result(recorded: Recorded) -> FetchResult:
+    outcome = dict(recorded.outcome)
+    outcome["fetched_at"] = datetime.fromisoformat(outcome["fetched_at"])
+    text = ""
+    if outcome["status"] == "ok":
+        body = decompress(recorded.body, outcome.get("content_encoding", ""), _NO_CAP)
+        text, _ = decode_text(body, outcome.get("charset", ""))
+    return FetchResult(**outcome, text=text)
 
 
 class ReplayFetcher:

@@ -8,19 +8,26 @@ the final response, so a replayed run sees exactly what the live run saw.
 
 from __future__ import annotations
 
+import gzip
 import json
 import logging
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from io import BytesIO
 from pathlib import Path
+from textwrap import shorten
 from typing import Any
 
 from warcio.archiveiterator import ArchiveIterator
+from warcio.exceptions import ArchiveLoadFailed
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
+from pipelines.errors import SourceFormatError
+
 OUTCOME_TYPE = "application/vnd.benchsmith.fetch-outcome+json"
+CHUNK_BYTES = 1 << 20
 log = logging.getLogger(__name__)
 
 
@@ -95,34 +102,86 @@ class WarcArchive:
 
 @dataclass(frozen=True)
 class Recorded:
-    """A fetch as the archive remembers it: its outcome and, if it succeeded, the body."""
+    """A fetch as the archive remembers it: its outcome, the body if it succeeded, and the file."""
 
     outcome: dict[str, Any]
     body: bytes
+    path: Path
+
+
+def unreadable(path: Path, record: str, problem: str) -> SourceFormatError:
+    """The error for a malformed record: names the WARC file and the record (its target URI)."""
+    return SourceFormatError(f"{path}: cannot read {record}: {problem}")
+
+
+class _Broken(Exception):
+    """A record of one file cannot be read; ``record`` says which, the message why."""
+
+    def __init__(self, record: str, problem: str):
+        super().__init__(problem)
+        self.record = record
+
+
+# what warcio, gzip and json raise on a record cut short or malformed (AttributeError: warcio
+# on WARC headers without a target URI)
+_BROKEN = (ArchiveLoadFailed, AttributeError, EOFError, OSError, ValueError, zlib.error)
 
 
 def read_archive(folder: Path, prefix: str = "web") -> Iterator[tuple[str, Recorded]]:
     """Yield ``(url, Recorded)`` for every finished fetch in the archive, oldest first.
 
     A file cut short by a killed run yields its complete records and is then skipped with a
-    warning; the fetches it lost are simply not in the archive.
+    warning; the fetches it lost are simply not in the archive. A malformed record anywhere
+    else is a :class:`SourceFormatError` naming the file and the record's target URI.
     """
     for path in sorted(folder.glob(f"{prefix}-*.warc.gz")):
         try:
             yield from _read_file(path)
-        except (OSError, EOFError, ValueError) as exc:
-            log.warning("%s: unreadable after its last complete record (%s)", path, exc)
+        except _Broken as exc:
+            if not _cut_short(path):
+                raise unreadable(path, exc.record, str(exc)) from exc.__cause__
+            log.warning(
+                "%s: cut short in %s; its complete records are kept (%s)", path, exc.record, exc
+            )
 
 
 def _read_file(path: Path) -> Iterator[tuple[str, Recorded]]:
     bodies: dict[str, bytes] = {}
-    with path.open("rb") as stream:
-        for record in ArchiveIterator(stream):
-            kind = record.rec_type
-            if kind == "response":
-                record_id = record.rec_headers.get_header("WARC-Record-ID")
-                bodies[record_id] = record.raw_stream.read()  # as sent, still encoded
-            elif kind == "metadata" and record.content_type == OUTCOME_TYPE:
-                outcome = json.loads(record.content_stream().read())
-                body = bodies.get(outcome.get("response_record", ""), b"")
-                yield record.rec_headers.get_header("WARC-Target-URI"), Recorded(outcome, body)
+    at = "the first record"
+    try:
+        with path.open("rb") as stream:
+            for record in ArchiveIterator(stream):
+                is_outcome = record.rec_type == "metadata" and record.content_type == OUTCOME_TYPE
+                url = record.rec_headers.get_header("WARC-Target-URI")
+                last = f"the {'outcome' if is_outcome else record.rec_type} record for {url}"
+                at = last
+                if record.rec_type == "response":
+                    record_id = record.rec_headers.get_header("WARC-Record-ID")
+                    bodies[record_id] = record.raw_stream.read()  # as sent, still encoded
+                elif is_outcome:
+                    outcome = _outcome(record.content_stream().read())
+                    body = bodies.get(outcome.get("response_record", ""), b"")
+                    yield url, Recorded(outcome, body, path)
+                at = f"the record after {last}"
+    except _BROKEN as exc:
+        raise _Broken(at, shorten(f"{type(exc).__name__}: {exc}", 300)) from exc
+
+
+def _outcome(payload: bytes) -> dict[str, Any]:
+    outcome = json.loads(payload)
+    if not isinstance(outcome, dict):
+        raise ValueError(f"outcome is a JSON {type(outcome).__name__}, not an object")
+    return outcome
+
+
+def _cut_short(path: Path) -> bool:
+    """Whether ``path`` ends inside a gzip member, as a file a killed run was writing does."""
+    try:
+        with gzip.open(path, "rb") as stream:
+            while stream.read(CHUNK_BYTES):
+                pass
+    except EOFError:
+        return True
+    except (OSError, zlib.error):  # corrupt, not merely cut short
+        pass
+    return False

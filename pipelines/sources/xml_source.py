@@ -5,6 +5,7 @@ from __future__ import annotations
 import bz2
 import gzip
 import xml.etree.ElementTree as ET
+import zlib
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -24,7 +25,9 @@ def open_maybe_compressed(path: Path) -> IO[bytes]:
 
 
 def parse_timestamp(value: str) -> datetime:
-    """Parse a MediaWiki ISO timestamp such as ``2026-03-04T09:12:00Z``."""
+    """Parse a MediaWiki ISO timestamp such as ``2026-03-04T09:12:00Z``; ValueError if blank."""
+    if not value.strip():
+        raise ValueError("missing or empty timestamp")
     return datetime.strptime(value.strip(), "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
 
 
@@ -34,13 +37,15 @@ def local(tag: str) -> str:
 
 
 CHUNK_BYTES = 1 << 16
+COMPRESSED = (".bz2", ".gz")
 
 
 class XmlSource:
     """``with XmlSource(path, events) as xml: for event, elem in xml: ...``.
 
-    Malformed XML, and bad values met while reading (a ``ValueError`` such as an unparsable
-    timestamp), leave the block as :class:`SourceFormatError` naming the file and line.
+    Malformed XML, a truncated or corrupt ``.bz2`` / ``.gz`` stream, and bad values met while
+    reading (a ``ValueError`` such as an unparsable timestamp), leave the block as
+    :class:`SourceFormatError` naming the file and line.
     """
 
     def __init__(self, path: Path, events: tuple[str, ...] = ("end",)):
@@ -56,12 +61,21 @@ class XmlSource:
 
     def __iter__(self) -> Iterator[tuple[str, ET.Element]]:
         assert self._stream is not None, "use XmlSource as a context manager"
-        while chunk := self._stream.read(CHUNK_BYTES):
+        while chunk := self._read_chunk():
             self._lines_fed += chunk.count(b"\n")
             self._parser.feed(chunk)
             yield from self._parser.read_events()
         self._parser.close()
         yield from self._parser.read_events()
+
+    def _read_chunk(self) -> bytes:
+        assert self._stream is not None
+        try:
+            return self._stream.read(CHUNK_BYTES)
+        except (EOFError, OSError, zlib.error) as exc:  # cut short, not that format, bad data
+            if self.path.suffix not in COMPRESSED:
+                raise
+            raise self.fail(f"truncated or corrupt {self.path.suffix} data ({exc})") from exc
 
     @property
     def line(self) -> int:

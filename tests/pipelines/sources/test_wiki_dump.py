@@ -1,4 +1,6 @@
 import bz2
+import gzip
+import re
 from datetime import UTC, datetime
 
 import pytest
@@ -72,6 +74,52 @@ def test_malformed_xml_names_the_file_and_line(tmp_path):
         _read(broken)
 
 
+def _cut(data: bytes) -> bytes:
+    return data[: len(data) // 2]
+
+
+def _bad_deflate_block(data: bytes) -> bytes:
+    return data[:10] + b"\xff" + data[11:]  # first block after the gzip header: invalid type
+
+
+@pytest.mark.parametrize(
+    ("name", "damage"),
+    [
+        ("cut.xml.bz2", lambda xml: _cut(bz2.compress(xml))),
+        ("cut.xml.gz", lambda xml: _cut(gzip.compress(xml))),
+        ("plain.xml.gz", lambda xml: xml),  # not gzipped at all
+        ("plain.xml.bz2", lambda xml: xml),
+        ("bad-block.xml.gz", lambda xml: _bad_deflate_block(gzip.compress(xml))),
+    ],
+)
+def test_truncated_or_corrupt_compressed_dump_names_the_file(tmp_path, name, damage):
+    dump = tmp_path / name
+    dump.write_bytes(damage(SNAPSHOT_XML.read_bytes()))
+    pattern = re.escape(name) + r": truncated or corrupt \.(bz2|gz) data .*\(by line \d+\)"
+    with pytest.raises(SourceFormatError, match=pattern):
+        _read(dump)
+
+
+def test_truncated_dump_names_the_file_with_parallel_workers(tmp_path):
+    dump = tmp_path / "cut.xml.gz"
+    dump.write_bytes(_cut(gzip.compress(SNAPSHOT_XML.read_bytes())))
+    with pytest.raises(SourceFormatError, match=r"cut\.xml\.gz: truncated or corrupt \.gz data"):
+        _read(dump, workers=2, batch_pages=3)
+
+
+def test_revision_without_timestamp_names_the_file_and_page(tmp_path):
+    bad = tmp_path / "no-time.xml"
+    text = SNAPSHOT_XML.read_text()
+    start = text.index("<timestamp>")
+    end = text.index("</timestamp>") + len("</timestamp>")
+    bad.write_text(text[:start] + text[end:])
+    with pytest.raises(
+        SourceFormatError,
+        match=r"no-time\.xml: page '.+': bad revision \(missing or empty timestamp\)",
+    ):
+        _read(bad)
+
+
 def test_page_without_title_is_reported_with_the_file(tmp_path):
     bad = tmp_path / "bad.xml"
     bad.write_text(
@@ -139,3 +187,25 @@ def test_history_dates_on_a_dump_without_history_are_flagged(tmp_path, caplog):
     caplog.clear()
     _read(SNAPSHOT_XML)
     assert "single revision" not in caplog.text
+
+
+@pytest.mark.parametrize(
+    ("stamp", "problem"),
+    [("", "missing or empty timestamp"), ("<timestamp>yesterday</timestamp>", "yesterday")],
+)
+def test_creation_log_item_without_a_readable_timestamp_names_the_file_and_log_id(
+    tmp_path, stamp, problem
+):
+    log_path = tmp_path / "logging.xml"
+    log_path.write_text(LOG.replace("<timestamp>2026-03-04T09:12:00Z</timestamp>", stamp))
+    with pytest.raises(
+        SourceFormatError, match=rf"logging\.xml: log item 2: bad timestamp \(.*{problem}"
+    ):
+        read_creation_log(log_path, since=datetime(2026, 1, 1, tzinfo=UTC))
+
+
+def test_truncated_creation_log_names_the_file(tmp_path):
+    log_path = tmp_path / "logging.xml.gz"
+    log_path.write_bytes(_cut(gzip.compress(LOG.encode())))
+    with pytest.raises(SourceFormatError, match=r"logging\.xml\.gz: truncated or corrupt \.gz"):
+        read_creation_log(log_path, since=datetime(2026, 1, 1, tzinfo=UTC))
