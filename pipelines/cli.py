@@ -256,6 +256,40 @@ def stage_lveval_baselines(
     )
 
 
+@stage_app.command("wikigen-baselines")
+def stage_wikigen_baselines(
+    params: ParamsOption = Path("params.yaml"),
+    entries: Annotated[
+        Path, typer.Option(help="WikiGenBench entries (the wikigen stage's output).")
+    ] = DATA_ROOT / "wikigen" / "entries.parquet",
+    chunks: Annotated[
+        Path, typer.Option(help="Document chunks (the chunk stage's output).")
+    ] = DATA_ROOT / "chunk" / "chunks.parquet",
+    out: Annotated[Path, typer.Option(help="Output folder.")] = DATA_ROOT / "wikigen_baselines",
+) -> None:
+    """WikiGenBench's RR and PRR baselines: rerank each entry's chunks, write articles with
+    citations, and judge every citation.
+
+    Writes OUT/retrieval.parquet, OUT/articles.parquet, OUT/wikigen.json (DVC metrics) and
+    OUT/stats.json.
+    """
+    from pipelines.stages.wikigen_baselines import run_wikigen_baselines
+
+    def run() -> StageStats:
+        p = load_params(params)
+        return run_wikigen_baselines(
+            p.resolved_baselines(), p.llm, entries, chunks, out, embed_cache=p.embed.cache
+        )
+
+    stats = _guarded(run)
+    metrics = json.loads((out / "wikigen.json").read_text("utf-8"))
+    recall = ", ".join(f"{k} {v:.0f}" for k, v in metrics["reference_recall"].items())
+    typer.echo(
+        f"wikigen baselines: {stats.counts['entries']} entries; reference recall by reranker: "
+        f"{recall}; {stats.counts.get('articles_ok', 0)} articles written -> {out}/"
+    )
+
+
 @stage_app.command("chunk")
 def stage_chunk(
     params: ParamsOption = Path("params.yaml"),

@@ -225,12 +225,14 @@ class AKThresholds(Strict):
     zh: float = Field(THRESHOLDS["zh"], ge=0, le=1)
 
 
+RetrieverName = Literal["random", "tfidf", "bm25", "dense"]
+"""Retrievers of the LV-Eval and WikiGenBench baselines (pipelines.retrieval.rankers)."""
+
+
 class LVEvalBaselines(Strict):
     """Evidence recall per retriever and a generation baseline on LV-Eval-style records."""
 
-    retrievers: list[Literal["random", "bm25", "dense"]] = Field(
-        default_factory=lambda: ["random", "bm25", "dense"]
-    )
+    retrievers: list[RetrieverName] = Field(default_factory=lambda: ["random", "bm25", "dense"])
     top_k: StrictInt = Field(5, ge=1, description="Chunks retrieved per question.")
     chunk_words: StrictInt = Field(256, ge=16, description="Passages are cut into such chunks.")
     answer: bool = Field(
@@ -252,6 +254,36 @@ class LVEvalBaselines(Strict):
     lie_unit: Literal["words", "characters", "tokens"] = "words"
 
 
+class WikigenBaselines(Strict):
+    """WikiGenBench's generation baselines (RR and PRR) and their citation scores."""
+
+    retrievers: list[RetrieverName] = Field(
+        default_factory=lambda: ["random", "tfidf", "bm25", "dense"],
+        description="Rerankers of each entry's chunks for the event title; RR runs with each.",
+    )
+    top_k: StrictInt = Field(
+        10, ge=1, description="Chunks read per article or section (WikiGenBench: 10 is best)."
+    )
+    context_tokens: StrictInt = Field(
+        2048, gt=0, description="Token budget for those chunks (WikiGenBench: 2,048 for 4k models)."
+    )
+    methods: list[Literal["rr", "prr"]] = Field(
+        default_factory=lambda: ["rr", "prr"],
+        description="rr: retrieve-then-read; prr: plan an outline, then retrieve and write "
+        "each section.",
+    )
+    prr_retriever: RetrieverName = Field(
+        "dense", description="PRR's reranker (WikiGenBench's default is a dense one, DPR)."
+    )
+    prr_sections: StrictInt = Field(6, ge=1, description="Most sections a PRR outline may have.")
+    generate: bool = Field(
+        True,
+        description="Also write articles through the LLM layer and score their citations; "
+        "off: retrieval only.",
+    )
+    splits: list[str] | None = Field(None, description="Entry splits to run on; unset: all.")
+
+
 class BaselinesSettings(Strict):
     """The ``baselines`` stage: reference retrievers and generation over the built benchmarks."""
 
@@ -269,6 +301,7 @@ class BaselinesSettings(Strict):
     )
     summhay: SummhayBaselines = Field(default_factory=SummhayBaselines)
     lveval: LVEvalBaselines = Field(default_factory=LVEvalBaselines)
+    wikigen: WikigenBaselines = Field(default_factory=WikigenBaselines)
 
 
 class Params(Strict):

@@ -9,23 +9,19 @@ question asked with LV-Eval's prompt through the LLM layer, the answer scored wi
 
 from __future__ import annotations
 
-import random
 import re
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from pathlib import Path
+from collections.abc import Iterable, Mapping, Sequence
 from statistics import fmean
 from typing import Any
-
-import numpy as np
 
 from builders.leval.metrics import length_instruction, output_length
 from builders.lveval.metrics import ak_score
 from pipelines.embed.chunk import chunk_spans
 from pipelines.llm import Ask, LLMClient, TextAnswer
+from pipelines.retrieval.rankers import Ranker, top
 from pipelines.settings import BaselinesSettings
 
-Ranker = Callable[[str, list[str]], list[float]]
 _UNIT = {"en": "words", "zh": "characters"}
 _HEADER = re.compile(r"(?:^|\n\n)### Passage \d+\n")
 
@@ -42,59 +38,6 @@ def chunks(context: str, size: int) -> list[tuple[int, int]]:
     return out
 
 
-class _Dense:
-    """Dense scores; passage vectors come from the embedding cache (by encoder and text) when
-    one is given, so a rerun embeds only chunks it has not seen."""
-
-    def __init__(self, model: str | None, cache: Path | None = None):
-        from pipelines.embed.cache import EmbeddingCache
-        from pipelines.retrieval.dense import shared_scorer
-
-        self.scorer = shared_scorer(model)
-        self.fingerprint = self.scorer.encoder.fingerprint()
-        self.cache = EmbeddingCache(cache) if cache else None
-        self.vectors: dict[str, np.ndarray] = {}
-
-    def _fill(self, texts: list[str]) -> None:
-        from pipelines.embed.cache import text_key
-
-        todo = list(dict.fromkeys(t for t in texts if t not in self.vectors))
-        if todo and self.cache is not None:
-            keys = {t: text_key(self.fingerprint, t) for t in todo}
-            found = self.cache.get_many(list(keys.values()))
-            self.vectors.update({t: found[k] for t, k in keys.items() if k in found})
-            todo = [t for t in todo if t not in self.vectors]
-        if todo:
-            fresh = self.scorer.embed(todo)
-            self.vectors.update(zip(todo, fresh, strict=True))
-            if self.cache is not None:
-                self.cache.put_many(
-                    (text_key(self.fingerprint, t), v) for t, v in zip(todo, fresh, strict=True)
-                )
-
-    def __call__(self, query: str, texts: list[str]) -> list[float]:
-        self._fill(texts)
-        q = self.scorer.embed([query], kind="query")[0]
-        return [float(self.vectors[t] @ q) for t in texts]
-
-
-def rankers(settings: BaselinesSettings, cache: Path | None = None) -> dict[str, Ranker]:
-    """The configured retrievers by name; the dense model loads only when asked for, its
-    vectors kept in the embedding cache at ``cache`` when given."""
-    out: dict[str, Ranker] = {}
-    for name in settings.lveval.retrievers:
-        if name == "random":
-            rng = random.Random(settings.seed)
-            out[name] = lambda q, texts, rng=rng: [rng.random() for _ in texts]
-        elif name == "bm25":
-            from pipelines.retrieval.bm25 import bm25_scores
-
-            out[name] = bm25_scores
-        elif name == "dense":
-            out[name] = _Dense(settings.dense_model, cache)
-    return out
-
-
 def evidence_recall(
     record: Mapping[str, Any], rank: Ranker, top_k: int, size: int
 ) -> tuple[int, int]:
@@ -102,9 +45,9 @@ def evidence_recall(
     context = record["context"]
     spans = chunks(context, size)
     scores = rank(record["input"], [context[a:b] for a, b in spans])
-    top = [spans[i] for i in np.argsort(-np.asarray(scores), kind="stable")[:top_k]]
+    chosen = [spans[i] for i in top(scores, top_k)]
     evidence = record["evidence_positions"]
-    found = sum(any(a < e["end"] and e["start"] < b for a, b in top) for e in evidence)
+    found = sum(any(a < e["end"] and e["start"] < b for a, b in chosen) for e in evidence)
     return found, len(evidence)
 
 

@@ -135,9 +135,10 @@ DATASETS: dict[str, DatasetSpec] = {
             task_categories=("text-generation", "summarization"),
             tags=("wikipedia", "long-context", "retrieval-augmented-generation", "benchsmith"),
             size_from="entries",
-            params=("wiki", "sources", "wikigen", "chunk", "embed"),
+            params=("wiki", "sources", "wikigen", "chunk", "embed", "llm", "baselines"),
             split_index=(ENTRIES, "event_id", "split"),
             statistics=("documents_per_entry", "crawl_outcomes", "wiki_rejections"),
+            baselines=("wikigen_baselines/wikigen.json",),
             citations=("wikigenbench",),
         ),
         DatasetSpec(

@@ -22,11 +22,12 @@ import pyarrow.parquet as pq
 from builders.lveval import template
 from builders.lveval.records import VARIANTS
 from pipelines.errors import MissingInputError
-from pipelines.evaluation.lveval import answer_all, by_level, evidence_recall, rankers
+from pipelines.evaluation.lveval import answer_all, by_level, evidence_recall
 from pipelines.llm import LLMClient, LLMSettings
 from pipelines.outputs import TableWriter, staged_outputs, write_json
 from pipelines.progress import progress_iter
 from pipelines.retrieval.models import display_name, load_tokenizer
+from pipelines.retrieval.rankers import rankers
 from pipelines.settings import BaselinesSettings
 from pipelines.stats import StageStats
 
@@ -90,7 +91,7 @@ def run_lveval_baselines(
     if not files:
         raise MissingInputError(f"no records in {records_dir}; run 'dvc repro lveval' first")
     s = settings.lveval
-    ranks = rankers(settings, embed_cache)
+    ranks = rankers(s.retrievers, settings.seed, settings.dense_model, embed_cache)
     tokenizer = load_tokenizer(settings.tokenizer)
     client = None
     if s.answer:

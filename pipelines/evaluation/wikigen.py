@@ -1,0 +1,356 @@
+"""WikiGenBench's generation baselines over the built entries.
+
+Each entry's related documents arrive as the chunk stage's 256-word chunks. A reranker orders
+them for a query and the best are read while they fit ``context_tokens``, at most ``top_k``:
+
+- **RR** (retrieve-then-read): rerank for the event title; write the whole article.
+- **PRR** (plan-retrieve-read): rerank for the title and plan an outline; for each section,
+  rerank for title and heading and write the section; join the sections.
+
+Every sentence's citations are then checked by an entailment judge through the LLM layer, and
+scored as in :mod:`builders.wikigen.generation`. Without generation, each reranker's context is
+still scored by *reference recall*: the share of the reference article's numbers and names that
+its chunks contain, a bound on what any reader of that context could state.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from statistics import fmean
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from pydantic import BaseModel
+
+from builders.leval.metrics import rouge
+from builders.summhay.retrieval import fill_context
+from builders.summhay.template_eval import specific_tokens
+from builders.wikigen.generation import (
+    Claim,
+    article_claims,
+    citation_scores,
+    claims,
+    outline,
+    sentences,
+)
+from builders.wikigen.generation import sections as article_sections
+from pipelines.errors import MissingInputError
+from pipelines.llm import Ask, LLMClient, Outcome, TextAnswer
+from pipelines.retrieval.rankers import Ranker
+from pipelines.settings import WikigenBaselines
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """One chunk of an entry's related documents, with its token count."""
+
+    chunk_id: str
+    document_id: str
+    text: str
+    tokens: int
+
+
+@dataclass(frozen=True)
+class Entry:
+    """What the baselines need of a WikiGenBench entry."""
+
+    event_id: str
+    title: str
+    split: str
+    reference: str
+    chunks: tuple[Chunk, ...]
+
+
+def read_entries(
+    entries_path: Path,
+    chunks_path: Path,
+    count: Callable[[Sequence[str]], list[int]],
+    splits: Sequence[str] | None = None,
+) -> list[Entry]:
+    """Entries (of ``splits``, all when ``None``) with the web chunks of their own documents;
+    ``count`` gives token counts."""
+    for path, stage in ((entries_path, "wikigen"), (chunks_path, "chunk")):
+        if not path.is_file():
+            raise MissingInputError(f"missing {path}; run 'dvc repro {stage}' first")
+    by_entry: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    columns = ["chunk_id", "corpus", "document_id", "entry_id", "text"]
+    web = pq.read_table(chunks_path, columns=columns, filters=[("corpus", "=", "web")])
+    for row in web.to_pylist():
+        by_entry[row["entry_id"]].append(row)
+    wanted = ["event_id", "title", "split", "summary", "sections", "documents"]
+    rows = [r for r in pq.read_table(entries_path, columns=wanted).to_pylist()
+            if splits is None or r["split"] in splits]  # fmt: skip
+    if rows and not by_entry and any(r["documents"] for r in rows):
+        raise MissingInputError(
+            f"{chunks_path} holds no chunks of web documents; add 'web' to chunk.corpora and "
+            "run 'dvc repro chunk'"
+        )
+    out = []
+    for row in rows:
+        own = {d["doc_id"] for d in row["documents"]}
+        mine = [c for c in by_entry.get(row["event_id"], []) if c["document_id"] in own]
+        chunks = [Chunk(c["chunk_id"], c["document_id"], c["text"], n)
+                  for c, n in zip(mine, count([c["text"] for c in mine]), strict=True)]  # fmt: skip
+        reference = "\n\n".join([row["summary"], *(s["text"] for s in row["sections"])])
+        out.append(
+            Entry(
+                row["event_id"],
+                row["title"],
+                row["split"],
+                reference.strip(),
+                tuple(chunks),
+            )
+        )
+    return out
+
+
+def context(entry: Entry, query: str, rank: Ranker, top_k: int, budget: int) -> list[Chunk]:
+    """The entry's chunks in score order for ``query``, while they fit ``budget`` tokens, at
+    most ``top_k``."""
+    ids = [str(i) for i in range(len(entry.chunks))]
+    scores = rank(query, [c.text for c in entry.chunks])
+    chosen = fill_context(ids, scores, [c.tokens for c in entry.chunks], budget)[:top_k]
+    return [entry.chunks[int(i)] for i in chosen]
+
+
+def reference_recall(reference: str, chunks: Sequence[Chunk]) -> float:
+    """Share of the reference's numbers and capitalised names found in ``chunks``."""
+    wanted = specific_tokens(reference)
+    if not wanted:
+        return 0.0
+    found = set().union(*(specific_tokens(c.text) for c in chunks)) if chunks else set()
+    return len(wanted & found) / len(wanted)
+
+
+class EntailsAnswer(BaseModel):
+    """The judge's verdict on one (document, sentence) pair."""
+
+    entails: bool
+
+
+def _documents(chunks: Sequence[Chunk]) -> list[dict[str, Any]]:
+    return [{"n": k, "text": c.text} for k, c in enumerate(chunks, 1)]
+
+
+def _has_sentences(answer: TextAnswer) -> str | None:
+    written = any(sentences(body) for _, body in article_sections(answer.text))
+    return None if written else "the article has no sentences"
+
+
+def _has_outline(limit: int) -> Callable[[TextAnswer], str | None]:
+    def check(answer: TextAnswer) -> str | None:
+        return None if outline(answer.text, limit) else "the outline names no section"
+
+    return check
+
+
+@dataclass
+class Article:
+    """One generated article (or why there is none) before its citations are judged."""
+
+    entry: Entry
+    method: str
+    retriever: str
+    chunks: dict[str, Chunk] = field(default_factory=dict)
+    headings: list[str] = field(default_factory=list)
+    text: str = ""
+    found: list[Claim] = field(default_factory=list)
+    error: str = ""
+
+    def read(self, shown: Sequence[Chunk]) -> list[str]:
+        """Remember the chunks shown; their ids in order."""
+        self.chunks.update((c.chunk_id, c) for c in shown)
+        return [c.chunk_id for c in shown]
+
+
+def write_articles(
+    client: LLMClient,
+    entries: Sequence[Entry],
+    ranks: dict[str, Ranker],
+    s: WikigenBaselines,
+) -> list[Article]:
+    """RR with every reranker and PRR with ``prr_retriever``, for every entry. An entry without
+    chunks fails without asking."""
+    articles: list[Article] = []
+    rr: list[tuple[Article, Ask[Any]]] = []
+    plans: list[tuple[Article, Ask[Any]]] = []
+    for entry in entries:
+        methods = [("rr", name) for name in s.retrievers] if "rr" in s.methods else []
+        methods += [("prr", s.prr_retriever)] if "prr" in s.methods else []
+        for method, name in methods:
+            article = Article(entry, method, name)
+            articles.append(article)
+            if not entry.chunks:
+                article.error = "no_chunks: none of the entry's documents has text"
+                continue
+            shown = context(entry, entry.title, ranks[name], s.top_k, s.context_tokens)
+            article.read(shown)
+            variables = {"title": entry.title, "documents": _documents(shown)}
+            if method == "rr":
+                rr.append((article, Ask("wikigen/rr", variables, TextAnswer, _has_sentences)))
+            else:
+                check = _has_outline(s.prr_sections)
+                variables["sections"] = s.prr_sections
+                plans.append((article, Ask("wikigen/outline", variables, TextAnswer, check)))
+    for article, outcome in _answers(client, rr, "RR articles"):
+        if not _failed(article, outcome):
+            article.text = outcome.value.text
+            article.found = article_claims(article.text, list(article.chunks))
+    sections: list[tuple[tuple[Article, str, list[str]], Ask[Any]]] = []
+    for plan, outcome in _answers(client, plans, "PRR outlines"):
+        if _failed(plan, outcome):
+            continue
+        plan.headings = outline(outcome.value.text, s.prr_sections)
+        entry = plan.entry
+        for heading in plan.headings:
+            query = entry.title if heading.lower() == "introduction" else f"{entry.title} {heading}"
+            shown = context(entry, query, ranks[plan.retriever], s.top_k, s.context_tokens)
+            variables = {"title": entry.title, "section": heading, "documents": _documents(shown)}
+            ask = Ask("wikigen/section", variables, TextAnswer, _has_sentences)
+            sections.append(((plan, heading, plan.read(shown)), ask))
+    for (plan, heading, ids), outcome in _answers(client, sections, "PRR sections"):
+        if plan.error or _failed(plan, outcome, f"section {heading!r}: "):
+            continue
+        plan.text += f"=={heading}==\n{outcome.value.text.strip()}\n\n"
+        plan.found += claims(outcome.value.text, heading, ids)
+    return articles
+
+
+def _answers(
+    client: LLMClient, asked: Sequence[tuple[Any, Ask[Any]]], what: str
+) -> Iterable[tuple[Any, Outcome[Any]]]:
+    outcomes = client.ask_many((a for _, a in asked), f"wikigen baselines: {what}", len(asked))
+    return zip((item for item, _ in asked), outcomes, strict=True)
+
+
+def _failed(article: Article, outcome: Outcome[Any], where: str = "") -> bool:
+    if outcome.ok:
+        return False
+    article.error = where + outcome.error
+    article.found = []
+    return True
+
+
+def judge(client: LLMClient, articles: Sequence[Article]) -> Iterable[dict[str, Any]]:
+    """Judge every citation of every article and score it; one row per article."""
+    asks = [
+        Ask("wikigen/entails", {"premise": a.chunks[c].text, "claim": claim.text}, EntailsAnswer)
+        for a in articles
+        for claim in a.found
+        for c in claim.cited
+        if c
+    ]
+    verdicts = iter(client.ask_many(asks, "wikigen baselines: judging citations", len(asks)))
+    for a in articles:
+        row = {
+            "event_id": a.entry.event_id,
+            "title": a.entry.title,
+            "split": a.entry.split,
+            "method": a.method,
+            "retriever": a.retriever,
+            "chunk_ids": list(a.chunks),
+            "outline": a.headings,
+            "article": a.text,
+        }
+        if a.error:
+            yield row | {"status": "failed", "reason": a.error, "claims": []}
+            continue
+        supported: list[list[bool]] = []
+        failures = 0
+        for claim in a.found:
+            marks = []
+            for c in claim.cited:
+                outcome = next(verdicts) if c else None
+                failures += outcome is not None and not outcome.ok
+                marks.append(bool(outcome and outcome.ok and outcome.value.entails))
+            supported.append(marks)
+        scores = citation_scores(a.found, supported)
+        yield row | {
+            "status": "ok",
+            "reason": f"{failures} judge answers failed" if failures else "",
+            "sentences": scores.sentences,
+            "cited_sentences": scores.cited_sentences,
+            "citation_recall": scores.recall,
+            "citation_precision": scores.precision,
+            "citation_rate": scores.rate,
+            "rouge_l": rouge(a.text, a.entry.reference).rougeL,
+            "words": sum(c.words for c in a.found),
+            "sections": len({c.section for c in a.found}),
+            "claims": [
+                {"section": c.section, "text": c.text, "cited": list(c.cited), "supported": m}
+                for c, m in zip(a.found, supported, strict=True)
+            ],
+        }
+
+
+ARTICLE_SCHEMA = pa.schema(
+    [
+        pa.field("event_id", pa.string()),
+        pa.field("title", pa.string()),
+        pa.field("split", pa.string()),
+        pa.field("method", pa.string()),
+        pa.field("retriever", pa.string()),
+        pa.field("chunk_ids", pa.list_(pa.string())),
+        pa.field("outline", pa.list_(pa.string())),
+        pa.field("article", pa.string()),
+        pa.field("status", pa.string()),
+        pa.field("reason", pa.string()),
+        pa.field("sentences", pa.int32()),
+        pa.field("cited_sentences", pa.int32()),
+        pa.field("citation_recall", pa.float64()),
+        pa.field("citation_precision", pa.float64()),
+        pa.field("citation_rate", pa.float64()),
+        pa.field("rouge_l", pa.float64()),
+        pa.field("words", pa.int32()),
+        pa.field("sections", pa.int32()),
+        pa.field(
+            "claims",
+            pa.list_(
+                pa.struct(
+                    [
+                        pa.field("section", pa.string()),
+                        pa.field("text", pa.string()),
+                        pa.field("cited", pa.list_(pa.string())),
+                        pa.field("supported", pa.list_(pa.bool_())),
+                    ]
+                )
+            ),
+        ),
+    ]
+)
+"""One generated article: its context, text, status and scores, and every judged sentence."""
+
+RETRIEVAL_SCHEMA = pa.schema(
+    [
+        pa.field("event_id", pa.string()),
+        pa.field("split", pa.string()),
+        pa.field("retriever", pa.string()),
+        pa.field("chunk_ids", pa.list_(pa.string())),
+        pa.field("context_tokens", pa.int32()),
+        pa.field("reference_recall", pa.float64()),
+    ]
+)
+"""One reranker's context for an entry's title, and its reference recall."""
+
+ARTICLE_SCORES = ("citation_recall", "citation_precision", "citation_rate", "rouge_l")
+
+
+def average_articles(rows: Sequence[dict[str, Any]]) -> dict[str, dict[str, dict[str, Any]]]:
+    """Per method and reranker: article counts, mean scores (x100), words and sections."""
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    for row in rows:
+        groups[(row["method"], row["retriever"])].append(row)
+    out: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
+    for (method, retriever), mine in sorted(groups.items()):
+        ok = [r for r in mine if r["status"] == "ok"]
+        entry: dict[str, Any] = {"articles": len(ok), "failed": len(mine) - len(ok)}
+        for key in ARTICLE_SCORES:
+            entry[key] = round(100 * fmean(r[key] for r in ok), 2) if ok else 0.0
+        for key in ("words", "sections"):
+            entry[key] = round(fmean(r[key] for r in ok), 1) if ok else 0.0
+        out[method][retriever] = entry
+    return dict(out)

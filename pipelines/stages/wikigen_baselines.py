@@ -1,0 +1,92 @@
+"""The ``wikigen_baselines`` stage: WikiGenBench's RR and PRR baselines and their citations.
+
+Writes ``retrieval.parquet`` (per entry and reranker: the title's context and its reference
+recall), ``articles.parquet`` (per entry, method and reranker: the article, its status and
+scores, every sentence with its citations and verdicts), ``wikigen.json`` (DVC metrics) and
+``stats.json``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from statistics import fmean
+from typing import Any
+
+from builders.wikigen import template
+from pipelines.evaluation.wikigen import (
+    ARTICLE_SCHEMA,
+    RETRIEVAL_SCHEMA,
+    average_articles,
+    context,
+    judge,
+    read_entries,
+    reference_recall,
+    write_articles,
+)
+from pipelines.llm import LLMClient, LLMSettings
+from pipelines.outputs import TableWriter, staged_outputs, write_json
+from pipelines.progress import progress_iter
+from pipelines.retrieval.models import display_name
+from pipelines.retrieval.rankers import rankers
+from pipelines.retrieval.tokens import TokenCounter
+from pipelines.settings import BaselinesSettings
+from pipelines.stats import StageStats
+
+
+def run_wikigen_baselines(
+    settings: BaselinesSettings,
+    llm: LLMSettings,
+    entries_path: Path,
+    chunks_path: Path,
+    out_dir: Path,
+    *,
+    embed_cache: Path | None = None,
+) -> StageStats:
+    """Rerank, write and judge over every entry; dense vectors are kept in the embedding cache
+    at ``embed_cache`` (the embed stage's) when given."""
+    s = settings.wikigen
+    counter = TokenCounter(settings.tokenizer)
+    entries = read_entries(entries_path, chunks_path, counter.count, s.splits)
+    names = list(dict.fromkeys([*s.retrievers, s.prr_retriever] if "prr" in s.methods
+                               else s.retrievers))  # fmt: skip
+    ranks = rankers(names, settings.seed, settings.dense_model, embed_cache)
+    client = LLMClient.from_settings(llm, responders=template.responders()) if s.generate else None
+    stats = StageStats("wikigen_baselines")
+    recall: dict[str, list[float]] = {name: [] for name in s.retrievers}
+    article_rows: list[dict[str, Any]] = []
+    with staged_outputs(out_dir) as scratch:
+        with TableWriter(scratch / "retrieval.parquet", RETRIEVAL_SCHEMA) as out:
+            for entry in progress_iter(entries, "wikigen baselines: reranking"):
+                stats.update("entries")
+                stats.update("chunks", len(entry.chunks))
+                for name in s.retrievers:
+                    shown = context(entry, entry.title, ranks[name], s.top_k, s.context_tokens)
+                    found = reference_recall(entry.reference, shown)
+                    recall[name].append(found)
+                    out.write({"event_id": entry.event_id, "split": entry.split,
+                               "retriever": name, "chunk_ids": [c.chunk_id for c in shown],
+                               "context_tokens": sum(c.tokens for c in shown),
+                               "reference_recall": found})  # fmt: skip
+        with TableWriter(scratch / "articles.parquet", ARTICLE_SCHEMA, batch_rows=32) as out:
+            if client is not None:
+                for row in judge(client, write_articles(client, entries, ranks, s)):
+                    out.write(row)
+                    article_rows.append({k: v for k, v in row.items() if k != "claims"})
+                    stats.update(f"articles_{row['status']}")
+                    if row["status"] != "ok":
+                        stats.drop(f"article_{str(row['reason']).split(':', 1)[0]}")
+        metrics: dict[str, Any] = {
+            "entries": len(entries),
+            "top_k": s.top_k,
+            "context_tokens": s.context_tokens,
+            "tokenizer": counter.name,
+            "dense_model": display_name(settings.dense_model),
+            "reference_recall": {
+                name: round(100 * fmean(v), 2) if v else 0.0 for name, v in recall.items()
+            },
+        }
+        if client is not None:
+            metrics["articles"] = average_articles(article_rows)
+        write_json(scratch / "wikigen.json", metrics)
+        stats.write(scratch, client)
+    return stats
