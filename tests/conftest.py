@@ -57,3 +57,14 @@ def snapshot_entries(tmp_path_factory: pytest.TempPathFactory, params: Params):
     run_web(params.sources, articles, tmp / "web")
     run_wikigen(params.wikigen, articles, tmp / "web" / "documents.parquet", tmp / "wikigen")
     return tmp / "wikigen" / "entries.parquet"
+
+
+@pytest.fixture(scope="session")
+def snapshot_chunks(snapshot_entries, tmp_path_factory: pytest.TempPathFactory, params: Params):
+    """The chunks of the snapshot entries' web documents (chunk stage, web corpus only)."""
+    from pipelines.stages.chunk import run_chunk
+
+    out = tmp_path_factory.mktemp("snapshot-chunks")
+    web = snapshot_entries.parent.parent / "web" / "documents.parquet"
+    run_chunk(params.chunk.model_copy(update={"corpora": ["web"]}), {"web": web}, out)
+    return out / "chunks.parquet"

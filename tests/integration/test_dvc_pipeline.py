@@ -83,6 +83,10 @@ def test_repro_builds_the_selection_then_does_nothing_then_follows_params(projec
     card = (project / "data" / "hub" / "lveval" / "README.md").read_text()
     assert f"| `data/lveval/records` | `{records['md5']}` |" in card
     assert "### lveval: ak" in card and "images/baseline_0.png" in card
+    wikigen = json.loads((project / "data" / "wikigen_baselines" / "wikigen.json").read_text())
+    assert set(wikigen["articles"]) == {"rr", "prr"}
+    card = (project / "data" / "hub" / "wikigenbench" / "README.md").read_text()
+    assert "### wikigen: articles" in card and "| rr / bm25 |" in card
     hub_files = [p for p in (project / "data" / "hub").rglob("*") if p.is_file()]
     assert {p.relative_to(project / "data" / "hub").parts[0] for p in hub_files} >= {
         "wikigenbench",

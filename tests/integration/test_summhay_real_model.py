@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Iterator
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -16,11 +15,10 @@ import pytest
 from builders.summhay.plan import plan_documents
 from builders.summhay.records import Haystack, Insight, Subtopic, Topic
 from builders.summhay.settings import SummhaySettings
-from pipelines.llm import LLMClient, LLMSettings
+from pipelines.llm import LLMClient
 from pipelines.stages.summhay import run_summhay
 from pipelines.synthesis.summhay import Synthesis, write_documents
-from tests.support.smollm import SmolLMServer
-from tests.support.snapshot import ROOT
+from tests.support.smollm import SmolLMServer, llm_settings
 
 pytestmark = pytest.mark.integration
 
@@ -30,27 +28,6 @@ TOPIC = {
     "topic": "Three students plan how to prepare for their final statistics exam",
     "participants": ["Ayla", "Bram", "Chidi"],
 }
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SmolLMServer]:
-    with SmolLMServer(tmp_path_factory.mktemp("smollm"), ROOT / ".cache") as running:
-        yield running
-
-
-def llm_settings(server: SmolLMServer, cache: Path, **overrides: object) -> LLMSettings:
-    values = {
-        "backend": "openai",
-        "base_url": server.base_url,
-        "model": server.model,
-        "max_tokens": 200,
-        "reasks": 1,
-        "retries": 1,
-        "concurrency": 2,
-        "timeout_s": 120,
-        "cache": cache,
-    }
-    return LLMSettings.model_validate({**values, **overrides})
 
 
 def test_tiny_synthesis_finishes_records_failures_and_keeps_only_verified_items(

@@ -21,6 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from pipelines.llm import LLMSettings
 from tests.support.process import free_port, start_group, stop_group, wait_http
 
 log = logging.getLogger(__name__)
@@ -130,3 +131,19 @@ class SmolLMServer:
 
 if __name__ == "__main__":
     convert(Path(sys.argv[1]))
+
+
+def llm_settings(server: SmolLMServer, cache: Path, **overrides: object) -> LLMSettings:
+    """openai-backend settings for ``server``: short answers, one re-ask, two calls at once."""
+    values = {
+        "backend": "openai",
+        "base_url": server.base_url,
+        "model": server.model,
+        "max_tokens": 200,
+        "reasks": 1,
+        "retries": 1,
+        "concurrency": 2,
+        "timeout_s": 120,
+        "cache": cache,
+    }
+    return LLMSettings.model_validate({**values, **overrides})

@@ -14,19 +14,15 @@ from pipelines.errors import MissingInputError
 from pipelines.evaluation.wikigen import ARTICLE_SCHEMA, RETRIEVAL_SCHEMA
 from pipelines.retrieval.tokens import TokenCounter
 from pipelines.settings import BaselinesSettings, Params
-from pipelines.stages.chunk import run_chunk
 from pipelines.stages.wikigen_baselines import run_wikigen_baselines
 from tests.pipelines.llm.conftest import settings_for
 from tests.support.openai_server import openai_server
 
 
 @pytest.fixture(scope="module")
-def inputs(snapshot_entries: Path, tmp_path_factory: pytest.TempPathFactory, params: Params):
+def inputs(snapshot_entries: Path, snapshot_chunks: Path) -> tuple[Path, Path]:
     """Entries and the chunks of their web documents."""
-    tmp = tmp_path_factory.mktemp("wikigen-baselines")
-    web = snapshot_entries.parent.parent / "web" / "documents.parquet"
-    run_chunk(params.chunk.model_copy(update={"corpora": ["web"]}), {"web": web}, tmp / "chunk")
-    return snapshot_entries, tmp / "chunk" / "chunks.parquet"
+    return snapshot_entries, snapshot_chunks
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,52 @@
+"""WikiGenBench's RR baseline through a real OpenAI-compatible server: `transformers serve`
+running SmolLM2-135M-Instruct on 127.0.0.1. The model is weak: it may forget citations, cite
+documents that do not exist, or answer the judge in prose. The stage must finish, keep every
+article with a status and reason, and resolve only citations of chunks it showed; a second run
+is answered from the cache without a single call."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from pipelines.settings import Params
+from pipelines.stages.wikigen_baselines import run_wikigen_baselines
+from tests.support.smollm import SmolLMServer, llm_settings
+
+pytestmark = pytest.mark.integration
+
+
+def test_rr_articles_from_a_real_model_are_kept_judged_and_cached(
+    server: SmolLMServer, snapshot_entries: Path, snapshot_chunks: Path, params: Params,
+    tmp_path: Path,
+) -> None:  # fmt: skip
+    entries = tmp_path / "entries.parquet"
+    pq.write_table(pq.read_table(snapshot_entries).slice(0, 2), entries)
+    settings = params.resolved_baselines()
+    small = {"retrievers": ["bm25"], "methods": ["rr"], "top_k": 2, "context_tokens": 700}
+    settings = settings.model_copy(update={"wikigen": settings.wikigen.model_copy(update=small)})
+    llm = llm_settings(server, tmp_path / "llm.sqlite", max_tokens=160)
+    run_wikigen_baselines(settings, llm, entries, snapshot_chunks, tmp_path / "first")
+    rows = pq.read_table(tmp_path / "first" / "articles.parquet").to_pylist()
+    assert len(rows) == 2
+    for row in rows:
+        if row["status"] != "ok":
+            assert row["reason"] and not row["claims"]
+            continue
+        assert row["article"] and row["sentences"] == len(row["claims"]) > 0
+        for claim in row["claims"]:
+            assert set(claim["cited"]) - {""} <= set(row["chunk_ids"])
+            assert len(claim["supported"]) == len(claim["cited"])
+        assert 0 <= row["citation_precision"] <= row["citation_recall"] <= 1
+    first = json.loads((tmp_path / "first" / "stats.json").read_text())["llm"]
+    assert first["calls"] > 0 and first["backend"] == "openai"
+
+    run_wikigen_baselines(settings, llm, entries, snapshot_chunks, tmp_path / "again")
+    again = json.loads((tmp_path / "again" / "stats.json").read_text())["llm"]
+    assert again["calls"] == 0 and again["cache_hits"] == again["asks"]
+    assert (tmp_path / "again" / "articles.parquet").read_bytes() == (
+        tmp_path / "first" / "articles.parquet"
+    ).read_bytes()
