@@ -45,6 +45,10 @@ DocumentsOption = Annotated[Path, typer.Option(help="Related documents (the web 
 ARTICLES = DATA_ROOT / "wiki" / "articles.parquet"
 HAYSTACKS = DATA_ROOT / "summhay" / "haystacks.parquet"
 DOCUMENTS = DATA_ROOT / "web" / "documents.parquet"
+EntriesOption = Annotated[
+    Path, typer.Option(help="WikiGenBench entries (the wikigen stage's output).")
+]
+ENTRIES = DATA_ROOT / "wikigen" / "entries.parquet"
 
 
 def _guarded(run: Callable[[], T]) -> T:
@@ -201,9 +205,7 @@ def stage_baselines(
 @stage_app.command("lveval")
 def stage_lveval(
     params: ParamsOption = Path("params.yaml"),
-    entries: Annotated[
-        Path, typer.Option(help="WikiGenBench entries (the wikigen stage's output).")
-    ] = DATA_ROOT / "wikigen" / "entries.parquet",
+    entries: EntriesOption = ENTRIES,
     out: Annotated[Path, typer.Option(help="Output folder.")] = DATA_ROOT / "lveval",
 ) -> None:
     """Build LV-Eval-style sets: QA items at every length level, clean and with CFI and KPR.
@@ -259,9 +261,7 @@ def stage_lveval_baselines(
 @stage_app.command("wikigen-baselines")
 def stage_wikigen_baselines(
     params: ParamsOption = Path("params.yaml"),
-    entries: Annotated[
-        Path, typer.Option(help="WikiGenBench entries (the wikigen stage's output).")
-    ] = DATA_ROOT / "wikigen" / "entries.parquet",
+    entries: EntriesOption = ENTRIES,
     chunks: Annotated[
         Path, typer.Option(help="Document chunks (the chunk stage's output).")
     ] = DATA_ROOT / "chunk" / "chunks.parquet",
