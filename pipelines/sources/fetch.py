@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable, Sequence
+from contextlib import nullcontext
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -184,12 +185,14 @@ class Fetcher:
         """Fetch one URL, following redirects by hand; record its outcome in the archive."""
         assert self._slots is not None, "use Fetcher as an async context manager"
         async with self._slots:
-            try:
-                result = await self._fetch(url)
-            except Exception as exc:  # a bug costs this URL, not the crawl
-                result = FetchResult(url, "error", f"{type(exc).__name__}: {exc}")
-        if self.archive is not None:
-            self.archive.write_outcome(url, result.outcome())
+            # all records of this fetch, its outcome included, go to one WARC file
+            with self.archive.fetch() if self.archive is not None else nullcontext():
+                try:
+                    result = await self._fetch(url)
+                except Exception as exc:  # a bug costs this URL, not the crawl
+                    result = FetchResult(url, "error", f"{type(exc).__name__}: {exc}")
+                if self.archive is not None:
+                    self.archive.write_outcome(url, result.outcome())
         return result
 
     async def _fetch(self, url: str) -> FetchResult:

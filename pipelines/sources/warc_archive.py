@@ -13,11 +13,13 @@ import json
 import logging
 import zlib
 from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from io import BytesIO
 from pathlib import Path
 from textwrap import shorten
-from typing import Any
+from typing import Any, BinaryIO
 
 from warcio.archiveiterator import ArchiveIterator
 from warcio.exceptions import ArchiveLoadFailed
@@ -31,10 +33,28 @@ CHUNK_BYTES = 1 << 20
 log = logging.getLogger(__name__)
 
 
+@dataclass
+class _File:
+    """One open ``.warc.gz`` file and the number of fetches bound to it."""
+
+    stream: BinaryIO
+    writer: WARCWriter
+    fetches: int = 0
+
+
+# the archive and file of the fetch in progress in this task (set by WarcArchive.fetch)
+_BOUND: ContextVar[tuple[WarcArchive, _File] | None] = ContextVar("warc_fetch", default=None)
+
+
 class WarcArchive:
     """Append-only writer of rotating ``<prefix>-NNNNN.warc.gz`` files in ``folder``.
 
-    A new run starts a new file after the last one, so earlier files are never rewritten.
+    A new run starts a new file after the last one, so earlier files are never rewritten. All
+    records of one fetch (its exchanges and its outcome) go to one file: the file is chosen,
+    rotating when the current one has reached ``rotate_bytes``, as the fetch begins. A full
+    file stays open until the fetches that began in it have ended, so concurrent fetches each
+    keep their records together. A fetch begins with :meth:`fetch`; outside one, a fetch
+    begins with its first exchange and ends with its outcome (one fetch at a time).
     """
 
     def __init__(self, folder: Path, prefix: str = "web", rotate_bytes: int = 100_000_000):
@@ -44,18 +64,50 @@ class WarcArchive:
         folder.mkdir(parents=True, exist_ok=True)
         existing = sorted(folder.glob(f"{prefix}-*.warc.gz"))
         self._index = int(existing[-1].name[len(prefix) + 1 : -8]) + 1 if existing else 0
-        self._file: Any = None
-        self._writer: WARCWriter | None = None
+        self._current: _File | None = None  # where fetches begin
+        self._open: list[_File] = []  # the current file and full ones with fetches still on
+        self._loose: _File | None = None  # the file of a fetch begun outside fetch()
 
-    def _ensure_file(self) -> WARCWriter:
-        if self._file is not None and self._file.tell() >= self.rotate_bytes:
-            self.close()
+    @contextmanager
+    def fetch(self) -> Iterator[None]:
+        """Bind one fetch, in this task, to one file: records written inside all go there."""
+        file = self._begin()
+        token = _BOUND.set((self, file))
+        try:
+            yield
+        finally:
+            _BOUND.reset(token)
+            self._end(file)
+
+    def _begin(self) -> _File:
+        """The file for a fetch beginning now: the current one, or the next once it is full."""
+        file = self._current
+        if file is not None and file.stream.tell() >= self.rotate_bytes:
+            self._current = None
             self._index += 1
-        if self._writer is None:
+            if file.fetches == 0:
+                self._close(file)
+        if self._current is None:
             path = self.folder / f"{self.prefix}-{self._index:05d}.warc.gz"
-            self._file = path.open("ab")
-            self._writer = WARCWriter(self._file, gzip=True)
-        return self._writer
+            stream = path.open("ab")
+            self._current = _File(stream, WARCWriter(stream, gzip=True))
+            self._open.append(self._current)
+        self._current.fetches += 1
+        return self._current
+
+    def _end(self, file: _File) -> None:
+        file.fetches -= 1
+        if file.fetches == 0 and file is not self._current:
+            self._close(file)
+
+    def _close(self, file: _File) -> None:
+        file.stream.close()
+        if file in self._open:
+            self._open.remove(file)
+
+    def _bound(self) -> _File | None:
+        bound = _BOUND.get()
+        return bound[1] if bound is not None and bound[0] is self else None
 
     def write_exchange(
         self,
@@ -66,7 +118,12 @@ class WarcArchive:
         body: bytes,
     ) -> str:
         """Write one request (and its response, when one came back); return the record id."""
-        writer = self._ensure_file()
+        file = self._bound()
+        if file is None:
+            if self._loose is None:
+                self._loose = self._begin()
+            file = self._loose
+        writer = file.writer
         head = StatusAndHeaders(f"GET {url} HTTP/1.1", request_headers, is_http_request=True)
         request = writer.create_warc_record(url, "request", payload=BytesIO(b""), http_headers=head)
         writer.write_record(request)
@@ -79,25 +136,29 @@ class WarcArchive:
             )  # fmt: skip
             writer.write_record(response)
             record_id = response.rec_headers.get_header("WARC-Record-ID")
-        self._file.flush()
+        file.stream.flush()
         return record_id
 
     def write_outcome(self, url: str, outcome: dict[str, Any]) -> None:
-        """Close a fetch with its outcome record."""
-        writer = self._ensure_file()
+        """Close a fetch with its outcome record, in the file of its exchanges."""
+        file = self._bound()
+        loose = file is None
+        if file is None:
+            file, self._loose = self._loose or self._begin(), None
         payload = json.dumps(outcome, sort_keys=True, default=str).encode()
-        record = writer.create_warc_record(
+        record = file.writer.create_warc_record(
             url, "metadata", payload=BytesIO(payload), warc_content_type=OUTCOME_TYPE
         )
-        writer.write_record(record)
-        self._file.flush()
+        file.writer.write_record(record)
+        file.stream.flush()
+        if loose:
+            self._end(file)
 
     def close(self) -> None:
-        """Finish the current file."""
-        if self._file is not None:
-            self._file.close()
-        self._file = None
-        self._writer = None
+        """Finish every open file; a later fetch appends to the current one again."""
+        for file in list(self._open):
+            self._close(file)
+        self._current = self._loose = None
 
 
 @dataclass(frozen=True)
@@ -131,8 +192,11 @@ def read_archive(folder: Path, prefix: str = "web") -> Iterator[tuple[str, Recor
     """Yield ``(url, Recorded)`` for every finished fetch in the archive, oldest first.
 
     A file cut short by a killed run yields its complete records and is then skipped with a
-    warning; the fetches it lost are simply not in the archive. A malformed record anywhere
-    else is a :class:`SourceFormatError` naming the file and the record's target URI.
+    warning; the fetches it lost are simply not in the archive, as is a fetch whose outcome was
+    never written. An ``ok`` outcome without its response in the same file (written by a
+    version that could rotate between the two) is left out too, with a warning, so a resume
+    fetches it again. A malformed record anywhere else is a :class:`SourceFormatError` naming
+    the file and the record's target URI.
     """
     for path in sorted(folder.glob(f"{prefix}-*.warc.gz")):
         try:
@@ -160,8 +224,11 @@ def _read_file(path: Path) -> Iterator[tuple[str, Recorded]]:
                     bodies[record_id] = record.raw_stream.read()  # as sent, still encoded
                 elif is_outcome:
                     outcome = _outcome(record.content_stream().read())
-                    body = bodies.get(outcome.get("response_record", ""), b"")
-                    yield url, Recorded(outcome, body, path)
+                    response = outcome.get("response_record", "")
+                    if outcome.get("status") == "ok" and response not in bodies:
+                        log.warning("%s: %s has no response in this file; not fetched", path, last)
+                    else:
+                        yield url, Recorded(outcome, bodies.get(response, b""), path)
                 at = f"the record after {last}"
     except _BROKEN as exc:
         raise _Broken(at, shorten(f"{type(exc).__name__}: {exc}", 300)) from exc

@@ -6,6 +6,7 @@ import ipaddress
 
 import anyio
 import pytest
+from warcio.archiveiterator import ArchiveIterator
 
 from pipelines.retry import retry_after_s
 from pipelines.settings import FetchSettings
@@ -296,3 +297,38 @@ def test_ipv6_forms_of_global_ipv4_are_permitted():
     for address in ("64:ff9b::808:808", "2002:808:808::", "2606:4700::1111"):
         assert policy.permitted(ipaddress.ip_address(address)), address
     assert AddressPolicy(["127.0.0.1/32"]).permitted(ipaddress.ip_address("::ffff:127.0.0.1"))
+
+
+def test_concurrent_fetches_each_keep_their_records_in_one_file(tmp_path, no_network):
+    folder = tmp_path / "raw"
+    archive = WarcArchive(folder, rotate_bytes=1)  # every fetch that begins may rotate
+    paths = ["/ok", "/gzipped", "/hop", "/flaky", "/latin1", "/missing", "/slow"]
+    with fault_server() as server:
+        urls = [u for host in ("a", "b", "c") for u in _on_host(server, host, paths)]
+        live, _ = _run(urls, archive=archive)
+    archive.close()
+    assert sum(r.status == "ok" for r in live) == 15
+
+    files = sorted(folder.glob("*.warc.gz"))
+    assert len(files) > 1
+    for path in files:  # whole fetches: every exchange belongs to an outcome in the same file
+        with path.open("rb") as stream:
+            records = [
+                (r.rec_type, r.rec_headers.get_header("WARC-Target-URI"))
+                for r in ArchiveIterator(stream)
+            ]
+        outcomes = {uri for kind, uri in records if kind == "metadata"}
+        ours = {r.url for r in live if r.url in outcomes} | {
+            r.final_url for r in live if r.url in outcomes
+        }
+        robots = {u.split("/", 3)[2] for u in outcomes}
+        for kind, uri in records:
+            assert uri in ours or (uri.endswith("/robots.txt") and uri.split("/")[2] in robots), (
+                path.name,
+                kind,
+                uri,
+            )
+    with no_network():
+        index = load_index(folder)
+    for result in live:
+        assert (index[result.url].status, index[result.url].text) == (result.status, result.text)

@@ -8,6 +8,7 @@ import zlib
 from io import BytesIO
 
 import pytest
+from warcio.archiveiterator import ArchiveIterator
 from warcio.warcwriter import WARCWriter
 
 from pipelines.errors import SourceFormatError
@@ -115,3 +116,71 @@ def test_file_cut_inside_record_headers_keeps_its_complete_records(tmp_path, cap
     index = load_index(folder)
     assert set(index) == {FIRST} and "A fine page." in index[FIRST].text
     assert f"{path}: cut short in the record after the outcome record for {FIRST}" in caplog.text
+
+
+def _uris_by_file(folder) -> dict[str, list[str]]:
+    """Each file's records, as ``<type> <target URI>``, in order."""
+    out = {}
+    for path in sorted(folder.glob("*.warc.gz")):
+        with path.open("rb") as stream:
+            out[path.name] = [
+                f"{r.rec_type} {r.rec_headers.get_header('WARC-Target-URI')}"
+                for r in ArchiveIterator(stream)
+            ]
+    return out
+
+
+def test_rotation_never_splits_a_fetch(tmp_path):
+    folder = tmp_path / "raw"
+    archive = WarcArchive(folder, rotate_bytes=100)  # smaller than any record
+    pages = {f"http://news.example/{n}": f"<p>Page {n}: {'word ' * n}</p>" for n in range(8)}
+    for n, (url, page) in enumerate(pages.items()):
+        if n % 3 == 1:  # a redirect hop first: two exchanges
+            archive.write_exchange(url, [], "301 Moved", [("Location", f"{url}/to")], b"")
+        record_id = archive.write_exchange(
+            url, [], "200 OK", [("Content-Type", "text/html")], page.encode()
+        )
+        status = "dead" if n % 4 == 3 else "ok"
+        outcome = FetchResult(url, status, "", charset="utf-8", response_record=record_id)
+        archive.write_outcome(url, outcome.outcome())
+    archive.close()
+
+    files = _uris_by_file(folder)
+    assert len(files) > 1
+    for records in files.values():  # whole fetches: its exchanges, then its outcome
+        url = records[-1].split()[1]
+        exchanges = ["request", "response"] * (2 if url.endswith(("/1", "/4", "/7")) else 1)
+        assert records == [f"{kind} {url}" for kind in exchanges] + [f"metadata {url}"]
+    index = load_index(folder)
+    assert set(index) == set(pages)
+    for url, page in pages.items():
+        assert index[url].text == (page if index[url].status == "ok" else "")
+
+
+def test_exchange_without_outcome_is_not_fetched_and_a_resume_fetches_it(tmp_path):
+    folder = tmp_path / "raw"
+    archive = WarcArchive(folder)
+    _fetch(archive, FIRST)
+    archive.write_exchange(LAST, [], "200 OK", [("Content-Type", "text/html")], b"<p>Half.</p>")
+    archive.close()  # killed before the outcome
+    assert set(load_index(folder)) == {FIRST}
+    resumed = WarcArchive(folder)
+    _fetch(resumed, LAST)
+    resumed.close()
+    index = load_index(folder)
+    assert set(index) == {FIRST, LAST} and "A fine page." in index[LAST].text
+
+
+def test_ok_outcome_without_its_response_in_the_file_is_not_fetched(tmp_path, caplog):
+    folder = tmp_path / "raw"
+    archive = WarcArchive(folder)
+    _fetch(archive, FIRST)
+    record_id = archive.write_exchange(LAST, [], "200 OK", [], b"<p>Split.</p>")
+    archive.close()  # as an older version rotated: the outcome in the next file
+    outcome = FetchResult(LAST, "ok", "", response_record=record_id).outcome()
+    _append(
+        folder / "web-00001.warc.gz",
+        _outcome_record(LAST, json.dumps(outcome, default=str).encode()),
+    )
+    assert set(load_index(folder)) == {FIRST}
+    assert f"the outcome record for {LAST} has no response in this file" in caplog.text
