@@ -16,7 +16,7 @@ its chunks contain, a bound on what any reader of that context could state.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import fmean
@@ -122,7 +122,7 @@ def reference_recall(reference: str, chunks: Sequence[Chunk]) -> float:
     wanted = specific_tokens(reference)
     if not wanted:
         return 0.0
-    found = set().union(*(specific_tokens(c.text) for c in chunks)) if chunks else set()
+    found = set().union(*(specific_tokens(c.text) for c in chunks))
     return len(wanted & found) / len(wanted)
 
 
@@ -170,11 +170,13 @@ class Article:
 def write_articles(
     client: LLMClient,
     entries: Sequence[Entry],
+    titles: Mapping[tuple[str, str], list[Chunk]],
     ranks: dict[str, Ranker],
     s: WikigenBaselines,
 ) -> list[Article]:
-    """RR with every reranker and PRR with ``prr_retriever``, for every entry. An entry without
-    chunks fails without asking."""
+    """RR with every reranker and PRR with ``prr_retriever``, for every entry; ``titles`` holds
+    each entry's context for its title by ``(event_id, reranker)``, ``ranks`` serve PRR's
+    sections. An entry without chunks fails without asking."""
     articles: list[Article] = []
     rr: list[tuple[Article, Ask[Any]]] = []
     plans: list[tuple[Article, Ask[Any]]] = []
@@ -187,7 +189,7 @@ def write_articles(
             if not entry.chunks:
                 article.error = "no_chunks: none of the entry's documents has text"
                 continue
-            shown = context(entry, entry.title, ranks[name], s.top_k, s.context_tokens)
+            shown = titles[(entry.event_id, name)]
             article.read(shown)
             variables = {"title": entry.title, "documents": _documents(shown)}
             if method == "rr":

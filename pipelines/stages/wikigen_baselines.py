@@ -16,6 +16,7 @@ from builders.wikigen import template
 from pipelines.evaluation.wikigen import (
     ARTICLE_SCHEMA,
     RETRIEVAL_SCHEMA,
+    Chunk,
     average_articles,
     context,
     judge,
@@ -53,14 +54,18 @@ def run_wikigen_baselines(
     client = LLMClient.from_settings(llm, responders=template.responders()) if s.generate else None
     stats = StageStats("wikigen_baselines")
     recall: dict[str, list[float]] = {name: [] for name in s.retrievers}
+    titles: dict[tuple[str, str], list[Chunk]] = {}  # each title's context, reused by RR and PRR
     article_rows: list[dict[str, Any]] = []
     with staged_outputs(out_dir) as scratch:
         with TableWriter(scratch / "retrieval.parquet", RETRIEVAL_SCHEMA) as out:
             for entry in progress_iter(entries, "wikigen baselines: reranking"):
                 stats.update("entries")
                 stats.update("chunks", len(entry.chunks))
-                for name in s.retrievers:
-                    shown = context(entry, entry.title, ranks[name], s.top_k, s.context_tokens)
+                for name, rank in ranks.items():
+                    shown = context(entry, entry.title, rank, s.top_k, s.context_tokens)
+                    titles[(entry.event_id, name)] = shown
+                    if name not in recall:
+                        continue  # PRR's reranker alone, not one of the compared ones
                     found = reference_recall(entry.reference, shown)
                     recall[name].append(found)
                     out.write({"event_id": entry.event_id, "split": entry.split,
@@ -69,7 +74,7 @@ def run_wikigen_baselines(
                                "reference_recall": found})  # fmt: skip
         with TableWriter(scratch / "articles.parquet", ARTICLE_SCHEMA, batch_rows=32) as out:
             if client is not None:
-                for row in judge(client, write_articles(client, entries, ranks, s)):
+                for row in judge(client, write_articles(client, entries, titles, ranks, s)):
                     out.write(row)
                     article_rows.append({k: v for k, v in row.items() if k != "claims"})
                     stats.update(f"articles_{row['status']}")
