@@ -31,6 +31,7 @@ repro: setup
 
 test: setup
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports --config pyproject.toml --no-cache
 	$(BIN)/python -m pytest -q
 
 snapshot: setup
@@ -38,6 +39,7 @@ snapshot: setup
 
 lint: setup
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports --config pyproject.toml --no-cache
 	$(BIN)/ruff format --check .
 
 clean:

@@ -33,8 +33,8 @@ import torch
 
 from pipelines.embed.agreement import agreement
 from pipelines.embed.encoder import Encoder
+from pipelines.embed.models import default_minilm
 from pipelines.embed.registry import EncoderSpec, resolve
-from pipelines.retrieval.models import default_minilm
 
 SNAPSHOT = Path(__file__).resolve().parents[1] / "snapshot" / "wiki" / "export.xml"
 

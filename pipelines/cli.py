@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import logging
 from collections.abc import Callable
@@ -14,10 +15,12 @@ from rich.table import Table
 from rich.text import Text
 
 from pipelines import __version__
+from pipelines.dag.invoke import Workspace, run_stage
+from pipelines.dag.spec import DATA, Stage
+from pipelines.dag.table import STAGES
 from pipelines.errors import BenchsmithError, ParamsError
 from pipelines.progress import setup_logging
 from pipelines.settings import load_params
-from pipelines.stats import StageStats
 
 app = typer.Typer(
     help=(
@@ -39,16 +42,6 @@ T = TypeVar("T")
 ParamsOption = Annotated[
     Path, typer.Option("--params", "-p", help="Settings file.", show_default=True)
 ]
-DATA_ROOT = Path("data")
-ArticlesOption = Annotated[Path, typer.Option(help="Selected events (the wiki stage's output).")]
-DocumentsOption = Annotated[Path, typer.Option(help="Related documents (the web stage's output).")]
-ARTICLES = DATA_ROOT / "wiki" / "articles.parquet"
-HAYSTACKS = DATA_ROOT / "summhay" / "haystacks.parquet"
-DOCUMENTS = DATA_ROOT / "web" / "documents.parquet"
-EntriesOption = Annotated[
-    Path, typer.Option(help="WikiGenBench entries (the wikigen stage's output).")
-]
-ENTRIES = DATA_ROOT / "wikigen" / "entries.parquet"
 
 
 def _guarded(run: Callable[[], T]) -> T:
@@ -88,282 +81,79 @@ def check(params: ParamsOption = Path("params.yaml")) -> None:
     typer.echo(f"{params}: ok")
 
 
-@stage_app.command("wiki")
-def stage_wiki(
-    params: ParamsOption = Path("params.yaml"),
-    out: Annotated[Path, typer.Option(help="Output folder.")] = DATA_ROOT / "wiki",
-) -> None:
-    """Read wiki pages (XML dump or live API) and select fresh event articles.
+def _stage_command(stage: Stage) -> Callable[..., None]:
+    """The ``benchsmith stage NAME`` command of one table entry: ``--params``, one option per
+    named input (default: where its stage writes it) and ``--out``."""
 
-    Writes OUT/articles.parquet, OUT/rejected.parquet (one reason per page) and OUT/stats.json.
-    """
-    from pipelines.stages.wiki import run_wiki
-
-    stats = _guarded(lambda: run_wiki(load_params(params).wiki, out))
-    counts = stats.counts
-    reasons = ", ".join(f"{k} {v}" for k, v in sorted(stats.dropped.items())) or "none"
-    typer.echo(
-        f"wiki: {counts['read']} pages read, {counts['selected']} events selected, "
-        f"{counts['rejected']} rejected ({reasons}) in {stats.duration_s:.1f} s -> {out}/"
-    )
-
-
-@stage_app.command("web")
-def stage_web(
-    params: ParamsOption = Path("params.yaml"),
-    articles: ArticlesOption = ARTICLES,
-    out: Annotated[Path, typer.Option(help="Output folder.")] = DATA_ROOT / "web",
-) -> None:
-    """Collect, fetch (live or replayed from the WARC archive) and extract related documents.
-
-    Writes OUT/documents.parquet (every candidate with its status and reason) and OUT/stats.json.
-    """
-    from pipelines.stages.web import run_web
-
-    stats = _guarded(lambda: run_web(load_params(params).sources, articles, out))
-    ok = sum(v for k, v in stats.counts.items() if k.endswith("_ok"))
-    typer.echo(
-        f"web: {stats.counts['candidates']} candidate documents for {stats.counts['events']} "
-        f"events, {ok} ok, {sum(stats.dropped.values())} dropped -> {out}/"
-    )
-
-
-@stage_app.command("wikigen")
-def stage_wikigen(
-    params: ParamsOption = Path("params.yaml"),
-    articles: ArticlesOption = ARTICLES,
-    documents: DocumentsOption = DOCUMENTS,
-    out: Annotated[Path, typer.Option(help="Output folder.")] = DATA_ROOT / "wikigen",
-) -> None:
-    """Assemble WikiGenBench entries (article, documents, split); writes OUT/entries.parquet."""
-    from pipelines.stages.wikigen import run_wikigen
-
-    stats = _guarded(lambda: run_wikigen(load_params(params).wikigen, articles, documents, out))
-    c = stats.counts
-    typer.echo(
-        f"wikigen: {c['entries']} entries ({c['split_train']} train, {c['split_test']} test), "
-        f"{c['documents']} documents -> {out}/"
-    )
-
-
-@stage_app.command("summhay")
-def stage_summhay(
-    params: ParamsOption = Path("params.yaml"),
-    articles: ArticlesOption = ARTICLES,
-    documents: DocumentsOption = DOCUMENTS,
-    out: Annotated[Path, typer.Option(help="Output folder.")] = DATA_ROOT / "summhay",
-) -> None:
-    """Synthesize verified SummHay haystacks through the LLM layer (template backend offline).
-
-    Writes OUT/haystacks.parquet, OUT/orders.parquet (position variants), OUT/drops.parquet
-    (every item left out, with its reason), OUT/official/*.json (SummHay's public layout) and
-    OUT/stats.json with calls, cache hits, tokens and cost.
-    """
-    from pipelines.stages.summhay import run_summhay
-
-    def run() -> StageStats:
-        p = load_params(params)
-        return run_summhay(p.summhay, p.llm, out, articles_path=articles, documents_path=documents)
-
-    stats = _guarded(run)
-    c = stats.counts
-    typer.echo(
-        f"summhay: {c['haystacks']} of {c['topics']} haystacks, {c['subtopics']} subtopics, "
-        f"{c['insights']} insights, {c['documents']} documents, "
-        f"{sum(stats.dropped.values())} items dropped -> {out}/"
-    )
-
-
-@stage_app.command("baselines")
-def stage_baselines(
-    params: ParamsOption = Path("params.yaml"),
-    haystacks: Annotated[
-        Path, typer.Option(help="SummHay haystacks (the summhay stage's output).")
-    ] = HAYSTACKS,
-    out: Annotated[Path, typer.Option(help="Output folder.")] = DATA_ROOT / "baselines",
-) -> None:
-    """Reference baselines: retrieval bounds and summarize-then-judge scores per retriever.
-
-    Writes OUT/summhay_contexts.parquet, OUT/summhay_scores.parquet, OUT/summhay.json (DVC
-    metrics: coverage bound and mean scores per retriever) and OUT/stats.json.
-    """
-    from pipelines.stages.baselines import run_baselines
-
-    def run() -> StageStats:
-        p = load_params(params)
-        return run_baselines(p.resolved_baselines(), p.llm, haystacks, out)
-
-    stats = _guarded(run)
-    metrics = json.loads((out / "summhay.json").read_text("utf-8"))
-    bounds = ", ".join(f"{k} {v:.0f}" for k, v in metrics["coverage_bound"].items())
-    typer.echo(
-        f"baselines: {stats.counts['summhay_contexts']} SummHay contexts; coverage bound by "
-        f"retriever: {bounds} -> {out}/"
-    )
-
-
-@stage_app.command("lveval")
-def stage_lveval(
-    params: ParamsOption = Path("params.yaml"),
-    entries: EntriesOption = ENTRIES,
-    out: Annotated[Path, typer.Option(help="Output folder.")] = DATA_ROOT / "lveval",
-) -> None:
-    """Build LV-Eval-style sets: QA items at every length level, clean and with CFI and KPR.
-
-    Writes OUT/qa.parquet, OUT/records/<dataset>_<level>.parquet, OUT/leval/*.jsonl (L-Eval's
-    layout), OUT/rules.jsonl (proposed replacements, ready for review), OUT/drops.parquet and
-    OUT/stats.json.
-    """
-    from pipelines.stages.lveval import run_lveval
-
-    def run() -> StageStats:
-        p = load_params(params)
-        return run_lveval(p.lveval, p.llm, entries, out, root=params.resolve().parent)
-
-    stats = _guarded(run)
-    c = stats.counts
-    levels = ", ".join(k.removeprefix("records_") for k in c if k.startswith("records_"))
-    typer.echo(
-        f"lveval: {c['qa_items']} QA items x 4 variants at {levels}; "
-        f"{sum(stats.dropped.values())} items dropped -> {out}/"
-    )
-
-
-@stage_app.command("lveval-baselines")
-def stage_lveval_baselines(
-    params: ParamsOption = Path("params.yaml"),
-    records: Annotated[
-        Path, typer.Option(help="LV-Eval records (the lveval stage's output).")
-    ] = DATA_ROOT / "lveval" / "records",
-    out: Annotated[Path, typer.Option(help="Output folder.")] = DATA_ROOT / "lveval_baselines",
-) -> None:
-    """Evidence recall per retriever and AK scores of a generation baseline, per level and variant.
-
-    Writes OUT/retrieval.parquet, OUT/answers.parquet, OUT/lveval.json (DVC metrics),
-    OUT/ak_by_level.csv and OUT/recall_by_level.csv (DVC plots) and OUT/stats.json.
-    """
-    from pipelines.stages.lveval_baselines import run_lveval_baselines
-
-    def run() -> StageStats:
-        p = load_params(params)
-        return run_lveval_baselines(
-            p.resolved_baselines(), p.llm, records, out, embed_cache=p.embed.cache
+    def command(params: Path, out: Path, **inputs: Path) -> None:
+        settings = _guarded(lambda: load_params(params))
+        stats = _guarded(
+            lambda: run_stage(stage.name, settings, Workspace.of(params), out=out, **inputs)
         )
+        typer.echo(stage.summary()(stats, out))
 
-    stats = _guarded(run)
-    metrics = json.loads((out / "lveval.json").read_text("utf-8"))
-    typer.echo(
-        f"lveval baselines: {stats.counts['records']} records; mean AK "
-        f"{metrics.get('ak_mean', 'n/a')} -> {out}/"
-    )
+    option = inspect.Parameter.KEYWORD_ONLY
+    parameters = [
+        inspect.Parameter("params", option, default=Path("params.yaml"), annotation=ParamsOption)
+    ]
+    for item in stage.inputs:
+        if item.name:
+            help_text = f"{item.help} Written by the {item.stage} stage.".strip()
+            annotation = Annotated[Path, typer.Option(f"--{item.name}", help=help_text)]
+            parameters.append(
+                inspect.Parameter(item.name, option, default=item.default, annotation=annotation)
+            )
+    out_help = Annotated[Path, typer.Option("--out", help="Output folder.")]
+    parameters.append(inspect.Parameter("out", option, default=stage.out, annotation=out_help))
+    command.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
+    command.__annotations__ = {p.name: p.annotation for p in parameters}
+    writes = ", ".join(f"OUT/{w}" for w in stage.writes())
+    command.__doc__ = f"{stage.help}\n\nWrites {writes}. Settings: the '{stage.name}' key."
+    command.__name__ = f"stage_{stage.name}"
+    return command
 
 
-@stage_app.command("wikigen-baselines")
-def stage_wikigen_baselines(
-    params: ParamsOption = Path("params.yaml"),
-    entries: EntriesOption = ENTRIES,
-    chunks: Annotated[
-        Path, typer.Option(help="Document chunks (the chunk stage's output).")
-    ] = DATA_ROOT / "chunk" / "chunks.parquet",
-    out: Annotated[Path, typer.Option(help="Output folder.")] = DATA_ROOT / "wikigen_baselines",
+for _stage in STAGES.values():
+    stage_app.command(_stage.name)(_stage_command(_stage))
+
+
+@app.command("dag")
+def dag(
+    write: Annotated[bool, typer.Option("--write", help="Write dvc.yaml.")] = False,
+    check: Annotated[
+        bool, typer.Option("--check", help="Fail when dvc.yaml differs from the table.")
+    ] = False,
+    root: Annotated[Path, typer.Option(help="Project folder.")] = Path("."),
 ) -> None:
-    """WikiGenBench's RR and PRR baselines: rerank each entry's chunks, write articles with
-    citations, and judge every citation.
+    """Print dvc.yaml as the stage table makes it (with --write, write it; with --check, compare).
 
-    Writes OUT/retrieval.parquet, OUT/articles.parquet, OUT/wikigen.json (DVC metrics) and
-    OUT/stats.json.
+    Code dependencies are the import closure of each stage's run function.
     """
-    from pipelines.stages.wikigen_baselines import run_wikigen_baselines
+    from pipelines.dag.dvc_yaml import dvc_yaml
 
-    def run() -> StageStats:
-        p = load_params(params)
-        return run_wikigen_baselines(
-            p.resolved_baselines(), p.llm, entries, chunks, out, embed_cache=p.embed.cache
-        )
-
-    stats = _guarded(run)
-    metrics = json.loads((out / "wikigen.json").read_text("utf-8"))
-    recall = ", ".join(f"{k} {v:.0f}" for k, v in metrics["reference_recall"].items())
-    typer.echo(
-        f"wikigen baselines: {stats.counts['entries']} entries; reference recall by reranker: "
-        f"{recall}; {stats.counts.get('articles_ok', 0)} articles written -> {out}/"
-    )
-
-
-@stage_app.command("chunk")
-def stage_chunk(
-    params: ParamsOption = Path("params.yaml"),
-    documents: DocumentsOption = DOCUMENTS,
-    haystacks: Annotated[
-        Path, typer.Option(help="SummHay haystacks (the summhay stage's output).")
-    ] = HAYSTACKS,
-    out: Annotated[Path, typer.Option(help="Output folder.")] = DATA_ROOT / "chunk",
-) -> None:
-    """Split documents into chunks of words or tokens with character and word offsets.
-
-    Writes OUT/chunks.parquet, OUT/skipped.parquet (documents without text) and OUT/stats.json.
-    """
-    from pipelines.stages.chunk import run_chunk
-
-    paths = {"web": documents, "summhay": haystacks}
-    stats = _guarded(lambda: run_chunk(load_params(params).chunk, paths, out))
-    c = stats.counts
-    typer.echo(f"chunk: {c['documents']} documents -> {c['chunks']} chunks -> {out}/")
-
-
-@stage_app.command("embed")
-def stage_embed(
-    params: ParamsOption = Path("params.yaml"),
-    chunks: Annotated[Path, typer.Option(help="Chunks (the chunk stage's output).")] = DATA_ROOT
-    / "chunk"
-    / "chunks.parquet",
-    out: Annotated[Path, typer.Option(help="Output folder.")] = DATA_ROOT / "embed",
-) -> None:
-    """Embed every chunk (cached by model and text), on CPU, GPUs or a Ray cluster.
-
-    Writes OUT/vectors/embeddings.parquet (chunk id, model, vector), OUT/vectors/index.faiss when
-    embed.faiss is on, and OUT/stats.json (cache hits, tokens/s, padding, agreement).
-    """
-    from pipelines.stages.embed import run_embed
-
-    stats = _guarded(lambda: run_embed(load_params(params).embed, chunks, out))
-    c = stats.counts
-    typer.echo(
-        f"embed: {c['chunks']} chunks, {c['cache_hits']} from the cache, {c['embedded']} "
-        f"embedded -> {out}/"
-    )
-
-
-@stage_app.command("publish")
-def stage_publish(
-    params: ParamsOption = Path("params.yaml"),
-    data: Annotated[Path, typer.Option(help="Data folder the stages wrote.")] = DATA_ROOT,
-    out: Annotated[Path, typer.Option(help="Export folder.")] = DATA_ROOT / "hub",
-) -> None:
-    """Export every dataset in publish.datasets in the Hub's layout, with cards; push if asked.
-
-    Writes OUT/<name>/ (Parquet shards per config and split, README.md, images/, eval.yaml,
-    benchsmith.json) and OUT/stats.json. With publish.push: true, also pushes and tags each.
-    """
-    from pipelines.stages.publish import run_publish
-
-    settings = _guarded(lambda: load_params(params).publish)
-    stats = _guarded(
-        lambda: run_publish(settings, data, out, root=params.resolve().parent, params_file=params)
-    )
-    rows = ", ".join(
-        f"{k.removesuffix('_rows')} {v} rows"
-        for k, v in stats.counts.items()
-        if k.endswith("_rows")
-    )
-    typer.echo(f"publish: {rows} -> {out}/ (version {settings.version})")
+    text = dvc_yaml(root)
+    target = root / "dvc.yaml"
+    if check:
+        current = target.read_text("utf-8") if target.is_file() else ""
+        if current != text:
+            raise _fail(
+                BenchsmithError(
+                    f"{target} is not what the stage table makes; run 'benchsmith dag --write'"
+                )
+            )
+        typer.echo(f"{target}: up to date")
+    elif write:
+        target.write_text(text, "utf-8")
+        typer.echo(f"wrote {target}")
+    else:
+        typer.echo(text, nl=False)
 
 
 @app.command("publish")
 def publish(
     params: ParamsOption = Path("params.yaml"),
     folder: Annotated[Path, typer.Option(help="Export folder (the publish stage's output).")] = (
-        DATA_ROOT / "hub"
+        STAGES["publish"].out
     ),
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Print every planned operation; no network.")
@@ -409,15 +199,15 @@ def rehydrate(
 ) -> None:
     """Re-fetch the documents of a URL-only export and verify each against its content hash.
 
-    Fetching follows sources.fetch (robots.txt, delays, caps, address guard) and extraction
-    sources.extract. Writes OUT/documents.parquet (text, rehydrate_status, rehydrate_reason) and
+    Fetching follows web.fetch (robots.txt, delays, caps, address guard) and extraction
+    web.extract. Writes OUT/documents.parquet (text, rehydrate_status, rehydrate_reason) and
     OUT/rehydrate.json, and lists every page whose content changed or could not be fetched.
     """
     from pipelines.publish.rehydrate import rehydrate as run_rehydrate
 
     def run():
         p = load_params(params)
-        return run_rehydrate(folder, out, p.sources.fetch, p.sources.extract)
+        return run_rehydrate(folder, out, p.web.fetch, p.web.extract)
 
     report = _guarded(run)
     typer.echo(f"rehydrate: {report.counts} -> {out}/")
@@ -440,7 +230,7 @@ def snapshot_record_web(
 
     Serves WEB_DIR/site over HTTPS on 127.0.0.1 under the pages' own host names and runs the live
     fetcher and the search provider interface against it, replacing the archive and search log
-    named in params.yaml (sources.archive, sources.search_log).
+    named in params.yaml (web.archive, web.search_log).
     """
     from pipelines.snapshot.record import record_web
 
@@ -449,7 +239,7 @@ def snapshot_record_web(
 
 
 @app.command("report")
-def report(data: Annotated[Path, typer.Option(help="Data folder.")] = DATA_ROOT) -> None:
+def report(data: Annotated[Path, typer.Option(help="Data folder.")] = DATA) -> None:
     """Summarise every stage's stats.json and say where the outputs are."""
     if not print_report(data):
         raise _fail(BenchsmithError(f"no stats.json under {data}/; run 'dvc repro' first"))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 
 class BenchsmithError(Exception):
     """Base class for every error benchsmith raises on purpose."""
@@ -12,7 +14,15 @@ class ParamsError(BenchsmithError):
 
 
 class MissingInputError(BenchsmithError):
-    """A file a stage reads does not exist."""
+    """A file a stage reads does not exist (or holds nothing usable).
+
+    ``path`` is the file; whoever knows the stage table (the CLI) adds which stage writes it
+    and the command to run, so no message here names a stage by hand.
+    """
+
+    def __init__(self, message: str, path: Path | None = None):
+        super().__init__(message)
+        self.path = path
 
 
 class SourceFormatError(BenchsmithError):

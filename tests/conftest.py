@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import pytest
 
@@ -11,9 +12,17 @@ from tests.support.snapshot import ROOT, SNAPSHOT_XML
 
 
 @pytest.fixture(scope="session")
-def params() -> Params:
-    """The project's own params.yaml."""
-    return load_params(ROOT / "params.yaml")
+def params(tmp_path_factory: pytest.TempPathFactory) -> Params:
+    """The project's own params.yaml, with the LLM and embedding caches in a temporary folder:
+    tests never write to the developer's real caches under ``.cache/``."""
+    loaded = load_params(ROOT / "params.yaml")
+    caches = tmp_path_factory.mktemp("caches")
+    return loaded.model_copy(
+        update={
+            "llm": loaded.llm.model_copy(update={"cache": caches / "llm.sqlite"}),
+            "embed": loaded.embed.model_copy(update={"cache": caches / "embeddings.sqlite"}),
+        }
+    )
 
 
 @pytest.fixture()
@@ -45,26 +54,58 @@ def passages() -> list[str]:
 
 
 @pytest.fixture(scope="session")
-def snapshot_entries(tmp_path_factory: pytest.TempPathFactory, params: Params):
-    """The snapshot's wikigen entries, built once (wiki, web and wikigen stages)."""
+def snapshot_data(tmp_path_factory: pytest.TempPathFactory, params: Params) -> Path:
+    """A ``data/`` folder with the snapshot's wiki, web and wikigen outputs, built once per test
+    session; tests only read it (copy it before changing anything)."""
     from pipelines.stages.web import run_web
     from pipelines.stages.wiki import run_wiki
     from pipelines.stages.wikigen import run_wikigen
 
-    tmp = tmp_path_factory.mktemp("snapshot-entries")
-    articles = tmp / "wiki" / "articles.parquet"
-    run_wiki(params.wiki, tmp / "wiki")
-    run_web(params.sources, articles, tmp / "web")
-    run_wikigen(params.wikigen, articles, tmp / "web" / "documents.parquet", tmp / "wikigen")
-    return tmp / "wikigen" / "entries.parquet"
+    data = tmp_path_factory.mktemp("snapshot") / "data"
+    articles = data / "wiki" / "articles.parquet"
+    run_wiki(params.wiki, out=data / "wiki")
+    run_web(params.web, articles=articles, out=data / "web")
+    run_wikigen(
+        params.wikigen,
+        articles=articles,
+        documents=data / "web" / "documents.parquet",
+        out=data / "wikigen",
+    )
+    return data
 
 
 @pytest.fixture(scope="session")
-def snapshot_chunks(snapshot_entries, tmp_path_factory: pytest.TempPathFactory, params: Params):
+def snapshot_entries(snapshot_data: Path) -> Path:
+    """The snapshot's wikigen entries (wiki, web and wikigen stages)."""
+    return snapshot_data / "wikigen" / "entries.parquet"
+
+
+@pytest.fixture(scope="session")
+def snapshot_haystacks(snapshot_data: Path, params: Params, tmp_path_factory) -> Path:
+    """The snapshot's SummHay haystacks (summhay stage, template backend), built once."""
+    from pipelines.stages.summhay import run_summhay
+
+    out = tmp_path_factory.mktemp("snapshot-summhay") / "summhay"
+    run_summhay(
+        params.summhay,
+        articles=snapshot_data / "wiki" / "articles.parquet",
+        documents=snapshot_data / "web" / "documents.parquet",
+        out=out,
+        llm=params.llm,
+    )
+    return out / "haystacks.parquet"
+
+
+@pytest.fixture(scope="session")
+def snapshot_chunks(snapshot_data: Path, tmp_path_factory, params: Params) -> Path:
     """The chunks of the snapshot entries' web documents (chunk stage, web corpus only)."""
     from pipelines.stages.chunk import run_chunk
 
     out = tmp_path_factory.mktemp("snapshot-chunks")
-    web = snapshot_entries.parent.parent / "web" / "documents.parquet"
-    run_chunk(params.chunk.model_copy(update={"corpora": ["web"]}), {"web": web}, out)
+    run_chunk(
+        params.chunk.model_copy(update={"corpora": ["web"]}),
+        documents=snapshot_data / "web" / "documents.parquet",
+        haystacks=snapshot_data / "summhay" / "haystacks.parquet",
+        out=out,
+    )
     return out / "chunks.parquet"

@@ -1,22 +1,20 @@
-"""The ``lveval`` settings: sources of QA items, length levels, CFI and KPR."""
+"""The ``lveval`` settings: sources of QA items, length levels, CFI and KPR (pure; the stage's
+model in :mod:`pipelines.synthesis.settings` adds the file checks)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator
+from pydantic import Field, StrictInt, field_validator
 
 from builders.lveval.contexts import level_words
-from pipelines.paths import InputFile
+from builders.settings import Strict
 
 DEFAULT_LEVELS = ["16k", "32k", "64k", "128k", "256k"]
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class EventQuestions(_Strict):
+class EventQuestions(Strict):
     """Questions about the selected Wikipedia events (the wikigen entries)."""
 
     enabled: bool = True
@@ -28,7 +26,7 @@ class EventQuestions(_Strict):
     )
 
 
-class HubSource(_Strict):
+class HubSource(Strict):
     """A Hugging Face dataset (hub id or local folder) with question, answers and context."""
 
     path: str
@@ -51,17 +49,17 @@ class HubSource(_Strict):
     limit: StrictInt | None = Field(None, ge=1)
 
 
-class CFISettings(_Strict):
+class CFISettings(Strict):
     """Confusing facts: one per item, checked, inserted at seeded positions."""
 
     copies: StrictInt = Field(1, ge=1, description="Insertions of each fact per context.")
 
 
-class KPRSettings(_Strict):
+class KPRSettings(Strict):
     """Keyword and phrase replacement."""
 
     max_rules: StrictInt = Field(4, ge=1, description="Proposed rules per item.")
-    rules_file: InputFile | None = Field(
+    rules_file: Path | None = Field(
         None,
         description=(
             "Reviewed rules (JSONL of orig, repl, scope) overriding proposals; must exist, "
@@ -70,7 +68,7 @@ class KPRSettings(_Strict):
     )
 
 
-class LVEvalSettings(_Strict):
+class LVEvalSettings(Strict):
     """LV-Eval-style sets. Defaults follow LV-Eval: five levels from 16k to 256k words."""
 
     seed: StrictInt = 2026

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, model_validator
+from pydantic import Field, StrictInt, model_validator
+
+from builders.settings import Strict
 
 
-class TopicSpec(BaseModel):
+class TopicSpec(Strict):
     """A topic written in params: a news story, or a conversation among named participants."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     topic_id: str = Field(pattern=r"^[A-Za-z0-9_-]+$")
     domain: Literal["news", "conversation"]
@@ -20,11 +20,9 @@ class TopicSpec(BaseModel):
     )
 
 
-class SummhaySettings(BaseModel):
+class SummhaySettings(Strict):
     """Haystack synthesis. Defaults follow the SummHay paper (LLM mode): 100 documents of about
     750 words, 2 subtopics per document with up to 4 insights each."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     seed: StrictInt = 2026
     topics: list[TopicSpec] = Field(default_factory=list)

@@ -17,8 +17,9 @@ import re
 from collections.abc import Callable
 from datetime import UTC, date, datetime, time, timedelta
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator, model_validator
+from pydantic import Field, StrictInt, field_validator, model_validator
 
+from builders.settings import Strict
 from builders.wikigen.records import Article, Rejection
 
 REASONS = (
@@ -36,10 +37,8 @@ REASONS = (
 )
 
 
-class EventSelection(BaseModel):
+class EventSelection(Strict):
     """Settings of event selection (the selection keys of ``params.yaml``'s ``wiki``)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     created_after: date = Field(description="First creation day kept (inclusive, UTC).")
     created_before: date = Field(description="Last creation day kept (inclusive, UTC).")

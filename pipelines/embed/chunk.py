@@ -1,4 +1,4 @@
-"""Split a document into chunks of words or tokens, with character and word offsets.
+"""Split documents into chunks of words or tokens, with character and word offsets.
 
 A document shorter than one chunk yields one chunk; an empty or whitespace-only text yields none
 (the stage records it). Windows start every ``size - overlap`` units; the last window ends at the
@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
+
+from pipelines.embed.settings import ChunkSettings
 
 _WORD = re.compile(r"\S+")
 
@@ -65,3 +68,58 @@ def chunk_spans(
         word_end = bisect.bisect_left(starts, char_end)
         spans.append(Span(ordinal, char_start, char_end, max(word_start, 0), word_end))
     return spans
+
+
+def chunk_id(document_id: str, ordinal: int) -> str:
+    """Stable id of a chunk: its document and its place in it."""
+    return f"{document_id}#{ordinal}"
+
+
+def token_offsets(tokenizer: str | None) -> Offsets:
+    """Character spans of a fast tokenizer's tokens (no special tokens, no truncation)."""
+    from pipelines.embed.models import load_tokenizer
+
+    tok = load_tokenizer(tokenizer)
+
+    def offsets(text: str) -> list[tuple[int, int]]:
+        encoded = tok(text, add_special_tokens=False, return_offsets_mapping=True, verbose=False)
+        return [tuple(span) for span in encoded["offset_mapping"]]
+
+    return offsets
+
+
+def chunk_document(
+    doc: dict[str, Any], settings: ChunkSettings, offsets: Offsets | None
+) -> tuple[list[dict[str, Any]], str]:
+    """The chunk rows of one document, or none and the reason it has none."""
+    text = doc["text"] or ""
+    if not text.strip():
+        return [], "empty" if not text else "whitespace_only"
+    rows = []
+    for span in chunk_spans(text, settings.size, settings.overlap, offsets):
+        rows.append(
+            {
+                "chunk_id": chunk_id(doc["document_id"], span.ordinal),
+                "corpus": doc["corpus"],
+                "document_id": doc["document_id"],
+                "entry_id": doc["entry_id"],
+                "ordinal": span.ordinal,
+                "char_start": span.char_start,
+                "char_end": span.char_end,
+                "word_start": span.word_start,
+                "word_end": span.word_end,
+                "words": span.word_end - span.word_start,
+                "text": text[span.char_start : span.char_end],
+            }
+        )
+    return rows, ""
+
+
+def chunk_stream(
+    docs: Iterable[dict[str, Any]], settings: ChunkSettings
+) -> Iterator[tuple[dict[str, Any], list[dict[str, Any]], str]]:
+    """``(document, chunk rows, skip reason)`` for every document, in order."""
+    offsets = token_offsets(settings.tokenizer) if settings.unit == "tokens" else None
+    for doc in docs:
+        rows, reason = chunk_document(doc, settings, offsets)
+        yield doc, rows, reason

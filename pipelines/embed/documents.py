@@ -10,14 +10,10 @@ import pyarrow.parquet as pq
 
 from pipelines.errors import MissingInputError
 
-CORPUS_STAGE = {"web": "web", "summhay": "summhay"}
-
 
 def _batches(path: Path, columns: list[str], corpus: str) -> Iterator[dict[str, Any]]:
     if not path.is_file():
-        raise MissingInputError(
-            f"missing {path} (corpus {corpus!r}); run 'dvc repro {CORPUS_STAGE[corpus]}' first"
-        )
+        raise MissingInputError(f"missing {path} (corpus {corpus!r})", path)
     for batch in pq.ParquetFile(path).iter_batches(batch_size=256, columns=columns):
         yield from batch.to_pylist()
 

@@ -25,9 +25,10 @@ from typing import Any
 import numpy as np
 
 from pipelines.embed.batching import padded_tokens, plan_batches
-from pipelines.embed.registry import Architecture, EncoderSpec
+from pipelines.embed.models import ModelError, default_minilm, load_tokenizer
+from pipelines.embed.registry import Architecture, EncoderSpec, resolve
+from pipelines.embed.settings import EmbedSettings
 from pipelines.hub_downloads import hint, local_only
-from pipelines.retrieval.models import ModelError, default_minilm, load_tokenizer
 
 CPU_BUDGET = 2048
 GPU_BUDGET = 65536
@@ -273,3 +274,17 @@ class Encoder:
         if self.spec.normalize:
             pooled = torch.nn.functional.normalize(pooled, dim=-1)
         return pooled
+
+
+def build_encoder(settings: EmbedSettings, **overrides: Any) -> Encoder:
+    """The configured encoder (``overrides`` replace settings, e.g. ``dtype="float32"``)."""
+    options = {
+        "device": settings.device,
+        "dtype": settings.dtype,
+        "attention": settings.attention,
+        "batch_tokens": settings.batch_tokens,
+        "max_batch": settings.max_batch,
+        "tokenizer_threads": settings.tokenizer_threads,
+        "quantize": settings.quantize,
+    } | overrides
+    return Encoder(resolve(settings.model), **options)

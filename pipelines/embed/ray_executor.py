@@ -22,7 +22,8 @@ from typing import Any
 import numpy as np
 
 from pipelines.embed.cache import EmbeddingCache
-from pipelines.embed.encoder import EncodeStats
+from pipelines.embed.chunk import chunk_stream
+from pipelines.embed.encoder import EncodeStats, build_encoder
 from pipelines.embed.settings import ChunkSettings, EmbedSettings, RaySettings
 from pipelines.progress import progress_iter
 
@@ -54,8 +55,6 @@ class EncoderActor:
     """A Ray actor holding one encoder; maps batches of ``{key, text}`` to vectors."""
 
     def __init__(self, settings_json: str):
-        from pipelines.stages.embed import build_encoder
-
         self.encoder = build_encoder(EmbedSettings.model_validate_json(settings_json))
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -105,8 +104,6 @@ def ray_embed(settings: EmbedSettings, cache: EmbeddingCache, todo: Path) -> Enc
 
 
 def _chunk_batch(batch: dict[str, np.ndarray], settings_json: str) -> dict[str, np.ndarray]:
-    from pipelines.stages.chunk import chunk_stream
-
     settings = ChunkSettings.model_validate_json(settings_json)
     docs = [
         {k: str(batch[k][i]) for k in ("corpus", "document_id", "entry_id", "text")}
@@ -123,7 +120,7 @@ def _chunk_batch(batch: dict[str, np.ndarray], settings_json: str) -> dict[str, 
 def ray_chunk_stream(
     docs: Iterable[dict[str, Any]], settings: ChunkSettings
 ) -> Iterator[tuple[dict[str, Any], list[dict[str, Any]], str]]:
-    """Like :func:`pipelines.stages.chunk.chunk_stream`, with the chunking done by Ray tasks."""
+    """Like :func:`pipelines.embed.chunk.chunk_stream`, with the chunking done by Ray tasks."""
     r = settings.ray
     block = r.batch_rows * max(2, r.actors) * 4
     stream = iter(docs)

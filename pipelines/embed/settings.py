@@ -5,16 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, model_validator
+from pydantic import Field, StrictInt, field_validator, model_validator
 
+from builders.settings import Strict
+from pipelines.extras import require
 from pipelines.paths import ProjectPath
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class RaySettings(_Strict):
+class RaySettings(Strict):
     """Where and how wide the Ray Data executor runs."""
 
     address: str | None = Field(
@@ -49,7 +47,13 @@ class RaySettings(_Strict):
         return self
 
 
-class ChunkSettings(_Strict):
+def _executor(value: str) -> str:
+    if value == "ray":
+        require("ray")
+    return value
+
+
+class ChunkSettings(Strict):
     """Documents become chunks of ``size`` words or tokens, overlapping by ``overlap``."""
 
     corpora: list[Literal["web", "summhay"]] = Field(
@@ -63,6 +67,7 @@ class ChunkSettings(_Strict):
         None, description="Tokenizer for unit 'tokens'; unset: the embed model's (MiniLM)."
     )
     executor: Literal["local", "ray"] = "local"
+    _ray_installed = field_validator("executor")(_executor)
     ray: RaySettings = Field(default_factory=RaySettings)
 
     @model_validator(mode="after")
@@ -72,7 +77,7 @@ class ChunkSettings(_Strict):
         return self
 
 
-class EmbedSettings(_Strict):
+class EmbedSettings(Strict):
     """Which encoder embeds the chunks, on what, in what precision, and where vectors go."""
 
     model: str = Field(
@@ -117,9 +122,17 @@ class EmbedSettings(_Strict):
     )
     vector_dtype: Literal["float16", "float32"] = "float16"
     faiss: bool = Field(False, description="Also write a FAISS inner-product index.")
+
+    @field_validator("faiss")
+    @classmethod
+    def _faiss_installed(cls, value: bool) -> bool:
+        if value:
+            require("faiss")
+        return value
     cache: ProjectPath = Field(
         Path(".cache/embeddings/vectors.sqlite"),
         description="Embedding cache by model and text hash; survives dvc repro.",
     )
     executor: Literal["local", "ray"] = "local"
+    _ray_installed = field_validator("executor")(_executor)
     ray: RaySettings = Field(default_factory=RaySettings)

@@ -18,9 +18,9 @@ from typing import Any
 from builders.leval.metrics import length_instruction, output_length
 from builders.lveval.metrics import ak_score
 from pipelines.embed.chunk import chunk_spans
+from pipelines.evaluation.settings import LVEvalBaselines
 from pipelines.llm import Ask, LLMClient, TextAnswer
 from pipelines.retrieval.rankers import Ranker, top
-from pipelines.settings import BaselinesSettings
 
 _UNIT = {"en": "words", "zh": "characters"}
 _HEADER = re.compile(r"(?:^|\n\n)### Passage \d+\n")
@@ -66,11 +66,10 @@ def middle_truncate(text: str, budget: int, tokenizer: Any) -> str:
 def answer_all(
     client: LLMClient,
     records: Sequence[Mapping[str, Any]],
-    settings: BaselinesSettings,
+    s: LVEvalBaselines,
     tokenizer: Any,
 ) -> Iterable[dict[str, Any]]:
     """Answer and score every record; rows of the answers table."""
-    s = settings.lveval
 
     def count(text: str) -> int:
         return len(tokenizer(text, add_special_tokens=False, verbose=False)["input_ids"])

@@ -23,17 +23,18 @@ from builders.summhay.retrieval import (
     random_scores,
 )
 from builders.summhay.scoring import Verdict, parse_summary, score_insights, summarize_scores
+from pipelines.evaluation.settings import SummhayBaselines
 from pipelines.llm import Ask, LLMClient, TextAnswer
-from pipelines.settings import BaselinesSettings
+from pipelines.retrieval.settings import RetrievalSettings
 
 Scorer = Callable[[Haystack, Subtopic], list[float]]
 
 
-def scorers(settings: BaselinesSettings) -> dict[str, Scorer]:
+def scorers(settings: SummhayBaselines, retrieval: RetrievalSettings) -> dict[str, Scorer]:
     """The configured retrievers, by name; models load only when their retriever is asked for."""
-    rng = random.Random(settings.seed)
+    rng = random.Random(retrieval.seed)
     out: dict[str, Scorer] = {}
-    for name in settings.summhay.retrievers:
+    for name in settings.retrievers:
         if name == "random":
             out[name] = lambda h, s: random_scores(len(h.documents), rng)
         elif name == "keywords":
@@ -45,7 +46,7 @@ def scorers(settings: BaselinesSettings) -> dict[str, Scorer]:
         elif name == "dense":
             from pipelines.retrieval.dense import DenseScorer
 
-            encoder = DenseScorer(settings.dense_model)
+            encoder = DenseScorer(retrieval.dense_model)
             out[name] = lambda h, s, e=encoder: e.scores(s.query, [d.text for d in h.documents])
         elif name == "oracle":
             out[name] = lambda h, s: oracle_scores(h, s.subtopic_id)

@@ -39,9 +39,9 @@ from builders.wikigen.generation import (
 )
 from builders.wikigen.generation import sections as article_sections
 from pipelines.errors import MissingInputError
+from pipelines.evaluation.settings import WikigenBaselines
 from pipelines.llm import Ask, LLMClient, Outcome, TextAnswer
 from pipelines.retrieval.rankers import Ranker
-from pipelines.settings import WikigenBaselines
 
 
 @dataclass(frozen=True)

@@ -5,18 +5,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt
+from pydantic import Field, StrictInt
 
+from builders.settings import Strict
 from pipelines.paths import ProjectPath
 
 
-class LLMSettings(BaseModel):
+class LLMSettings(Strict):
     """Which backend answers, how calls are paced and retried, and where answers are cached.
 
     Keys never live here: the ``openai`` backend reads the variable named by ``api_key_env``.
     """
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     backend: Literal["template", "openai"] = Field(
         "template",

@@ -12,7 +12,6 @@ import yaml
 
 from pipelines import __version__
 from pipelines.embed.settings import EmbedSettings
-from pipelines.settings import BaselinesSettings, Params
 from pipelines.sources.search.base import REDACTED
 from pipelines.sources.search.base import redact as redact_text
 
@@ -97,16 +96,10 @@ def seeds_of(params: dict[str, Any], prefix: str = "") -> dict[str, Any]:
 
 def encoders_of(params: dict[str, Any]) -> dict[str, str]:
     """The encoders a card names: the embed stage's, and the dense baseline's as
-    :meth:`Params.resolved_baselines` settles it (the embed stage's unless one is named)."""
-    # the stage validated the file already; constructing keeps a partial one readable
-    settings = Params.model_construct(
-        embed=EmbedSettings.model_construct(**(params.get("embed") or {})),
-        baselines=BaselinesSettings.model_construct(**(params.get("baselines") or {})),
-    )
-    return {
-        "embed.model": str(settings.embed.model),
-        "baselines.dense_model": str(settings.resolved_baselines().dense_model),
-    }
+    ``Params.resolved_retrieval`` settles it (the embed stage's unless one is named)."""
+    embed = str((params.get("embed") or {}).get("model") or EmbedSettings().model)
+    dense = (params.get("retrieval") or {}).get("dense_model") or embed
+    return {"embed.model": embed, "retrieval.dense_model": str(dense)}
 
 
 def collect(root: Path, params_file: Path, keys: tuple[str, ...], inputs: list[str]) -> Provenance:
@@ -118,7 +111,7 @@ def collect(root: Path, params_file: Path, keys: tuple[str, ...], inputs: list[s
         snapshot = f"wiki dump read at {wiki.get('dump', {}).get('snapshot_at', 'unknown')}"
     else:
         snapshot = f"live MediaWiki API ({wiki.get('api', {}).get('url', '')})"
-    mode = raw.get("sources", {}).get("mode", "replay")
+    mode = raw.get("web", {}).get("mode", "replay")
     snapshot += f"; web documents: {mode}"
     backend = llm.get("backend", "template")
     llm_text = (

@@ -78,6 +78,14 @@ class DatasetSpec:
     """Why the dataset's own text holds web document text that URL-only mode cannot strip
     ('' when it holds none); such a dataset is refused with ``publish.documents: urls``."""
 
+    def reads(self) -> list[str]:
+        """The stage outputs under ``data/`` its configs, split index, baselines and plots read
+        (its statistics name theirs); each is ``<stage>/<path in that stage's folder>``."""
+        paths = [c.source for c in self.configs]
+        paths += [c.join.source for c in self.configs if c.join]
+        paths += [self.split_index[0]] if self.split_index else []
+        return [*paths, *self.baselines, *(p.source for p in self.plots)]
+
 
 ENTRIES = "wikigen/entries.parquet"
 
@@ -135,7 +143,16 @@ DATASETS: dict[str, DatasetSpec] = {
             task_categories=("text-generation", "summarization"),
             tags=("wikipedia", "long-context", "retrieval-augmented-generation", "benchsmith"),
             size_from="entries",
-            params=("wiki", "sources", "wikigen", "chunk", "embed", "llm", "baselines"),
+            params=(
+                "wiki",
+                "web",
+                "wikigen",
+                "chunk",
+                "embed",
+                "llm",
+                "retrieval",
+                "wikigen_baselines",
+            ),
             split_index=(ENTRIES, "event_id", "split"),
             statistics=("documents_per_entry", "crawl_outcomes", "wiki_rejections"),
             baselines=("wikigen_baselines/wikigen.json",),
@@ -159,9 +176,9 @@ DATASETS: dict[str, DatasetSpec] = {
             task_categories=("summarization",),
             tags=("long-context", "summarization", "citation", "benchsmith"),
             size_from="haystacks",
-            params=("summhay", "llm", "baselines"),
+            params=("summhay", "llm", "retrieval", "summhay_baselines"),
             statistics=("summhay_drops",),
-            baselines=("baselines/summhay.json",),
+            baselines=("summhay_baselines/summhay.json",),
             citations=("summhay",),
         ),
         DatasetSpec(
@@ -187,7 +204,7 @@ DATASETS: dict[str, DatasetSpec] = {
             task_categories=("question-answering",),
             tags=("long-context", "question-answering", "lv-eval", "l-eval", "benchsmith"),
             size_from="qa",
-            params=("lveval", "llm", "baselines"),
+            params=("lveval", "llm", "retrieval", "lveval_baselines"),
             statistics=("lveval_drops",),
             baselines=("lveval_baselines/lveval.json",),
             plots=(

@@ -7,8 +7,6 @@ from pathlib import Path
 from typing import Literal
 
 from pydantic import (
-    BaseModel,
-    ConfigDict,
     Field,
     StrictInt,
     ValidationInfo,
@@ -16,6 +14,7 @@ from pydantic import (
     model_validator,
 )
 
+from builders.settings import Strict
 from pipelines.paths import ProjectPath
 
 VERSION = re.compile(r"^\d+(\.\d+){1,3}([.-]?(a|b|rc|dev|pre)\.?\d*)?$")
@@ -23,11 +22,7 @@ VERSION = re.compile(r"^\d+(\.\d+){1,3}([.-]?(a|b|rc|dev|pre)\.?\d*)?$")
 REPO_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}$")
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class PublishSettings(_Strict):
+class PublishSettings(Strict):
     """What to export under ``data/hub/<name>/``, and where and how to push it."""
 
     datasets: list[str] = Field(

@@ -11,7 +11,7 @@ from functools import cache
 
 import numpy as np
 
-from pipelines.retrieval.models import display_name
+from pipelines.embed.models import display_name
 
 
 class DenseScorer:

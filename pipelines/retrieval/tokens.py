@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pipelines.retrieval.models import display_name, load_tokenizer
+from pipelines.embed.models import display_name, load_tokenizer
 
 
 class TokenCounter:

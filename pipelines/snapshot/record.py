@@ -22,7 +22,6 @@ import yaml
 from builders.wikigen.documents import PENDING, candidates
 from builders.wikigen.entries import event_id
 from builders.wikigen.select import classify
-from pipelines.settings import Params
 from pipelines.snapshot.site_server import serve_site
 from pipelines.snapshot.tls import make_certificates
 from pipelines.sources.fetch import Fetcher
@@ -59,9 +58,9 @@ class SiteSearch(SearchProvider):
         ]
 
 
-def record_web(params: Params, web_dir: Path) -> dict[str, Any]:
+def record_web(params: Any, web_dir: Path) -> dict[str, Any]:
     """Rebuild ``web_dir/archive`` and the search log from ``web_dir/site``; return counts."""
-    sources = params.sources
+    sources = params.web
     site, manifest = web_dir / "site", web_dir / "pages.jsonl"
     traps = yaml.safe_load((web_dir / "traps.yaml").read_text("utf-8")) or {}
     wiki = params.wiki

@@ -20,8 +20,9 @@ from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt
+from pydantic import Field, StrictBool, StrictInt
 
+from builders.settings import Strict
 from pipelines.errors import BenchsmithError
 
 log = logging.getLogger(__name__)
@@ -37,10 +38,8 @@ class ExtractWorkerError(BenchsmithError):
     """Extraction worker processes cannot start (they die or hang before taking any work)."""
 
 
-class ExtractSettings(BaseModel):
+class ExtractSettings(Strict):
     """The ``sources.extract`` settings: trafilatura options and the worker pool."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     workers: StrictInt = Field(
         2,

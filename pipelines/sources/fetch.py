@@ -23,12 +23,12 @@ import httpx
 
 from pipelines import __version__
 from pipelines.retry import backoff_s, retry_after_s
-from pipelines.settings import FetchSettings
 from pipelines.sources.address_guard import AddressPolicy, BlockedAddressError, GuardedBackend
 from pipelines.sources.http_body import TooLargeError, decode_text, decompress, media_type
 from pipelines.sources.robots import allowed, parse_robots
 from pipelines.sources.urls import split_url
 from pipelines.sources.warc_archive import WarcArchive
+from pipelines.sources.web_settings import FetchSettings
 
 STATUSES = ("ok", "dead", "error", "timeout", "robots", "blocked_address", "too_large", "not_html")
 ROBOTS_REDIRECTS = 5  # RFC 9309 asks crawlers to follow at least five

@@ -11,7 +11,7 @@ from typing import Any
 
 from pipelines import __version__
 from pipelines.errors import WikiApiError
-from pipelines.settings import ApiSettings
+from pipelines.sources.wiki_settings import ApiSettings
 from pipelines.sources.xml_source import parse_timestamp
 
 log = logging.getLogger(__name__)

@@ -21,9 +21,9 @@ from typing import Any
 
 from builders.wikigen.records import Article
 from builders.wikigen.select import window_bounds
-from pipelines.settings import WikiSettings
 from pipelines.sources.mediawiki_client import MediaWikiClient
 from pipelines.sources.wiki_article import build_article, page_url
+from pipelines.sources.wiki_settings import WikiSettings
 from pipelines.sources.xml_source import parse_timestamp
 
 log = logging.getLogger(__name__)

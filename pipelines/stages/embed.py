@@ -25,13 +25,13 @@ import pyarrow.parquet as pq
 
 from pipelines.embed.agreement import agreement
 from pipelines.embed.cache import EmbeddingCache, text_key
-from pipelines.embed.encoder import Encoder, EncodeStats
+from pipelines.embed.encoder import Encoder, EncodeStats, build_encoder
 from pipelines.embed.records import embedding_schema
-from pipelines.embed.registry import resolve
 from pipelines.embed.settings import EmbedSettings
 from pipelines.errors import BenchsmithError, MissingInputError
-from pipelines.outputs import ShardedTableWriter, TableWriter, staged_outputs, write_json
+from pipelines.outputs import ShardedTableWriter, TableWriter
 from pipelines.progress import progress_iter
+from pipelines.stage_run import stage_run
 from pipelines.stats import StageStats
 
 VECTORS = "vectors"
@@ -42,20 +42,6 @@ TODO_SCHEMA = pa.schema([("key", pa.string()), ("text", pa.string())])
 
 class AgreementError(BenchsmithError):
     """A fast embedding mode strays too far from float32."""
-
-
-def build_encoder(settings: EmbedSettings, **overrides: Any) -> Encoder:
-    """The configured encoder (``overrides`` replace settings, e.g. ``dtype="float32"``)."""
-    options = {
-        "device": settings.device,
-        "dtype": settings.dtype,
-        "attention": settings.attention,
-        "batch_tokens": settings.batch_tokens,
-        "max_batch": settings.max_batch,
-        "tokenizer_threads": settings.tokenizer_threads,
-        "quantize": settings.quantize,
-    } | overrides
-    return Encoder(resolve(settings.model), **options)
 
 
 def _blocks(path: Path, size: int, columns: list[str]) -> Iterator[dict[str, list[Any]]]:
@@ -96,40 +82,73 @@ def embed_local(
     return done
 
 
-def run_embed(settings: EmbedSettings, chunks_path: Path, out_dir: Path) -> StageStats:
-    """Embed every chunk of ``chunks_path``; write vectors (and the index) plus stats."""
-    if not chunks_path.is_file():
-        raise MissingInputError(f"missing {chunks_path}; run 'dvc repro chunk' first")
-    stats = StageStats("embed")
-    stats.counts.update({"chunks": 0, "cache_hits": 0, "embedded": 0})
+def _queue_missing(
+    settings: EmbedSettings, chunks: Path, fingerprint: str, cache: EmbeddingCache, todo: Path,
+    stats: StageStats,
+) -> list[str]:  # fmt: skip
+    """Write the texts the cache does not hold yet to ``todo`` (once each); return a sample of
+    them for the agreement check."""
+    queued: set[str] = set()
+    sample: list[str] = []
+    with ShardedTableWriter(todo, TODO_SCHEMA, settings.block_rows) as todo_out:
+        for block in _blocks(chunks, settings.block_rows, ["chunk_id", "text"]):
+            keys = [text_key(fingerprint, t) for t in block["text"]]
+            hits = cache.get_many(keys)
+            stats.update("chunks", len(keys))
+            for key, text in zip(keys, block["text"], strict=True):
+                if key in hits:
+                    stats.update("cache_hits")
+                elif key not in queued:
+                    queued.add(key)
+                    todo_out.write({"key": key, "text": text})
+                    if len(sample) < settings.agreement_sample:
+                        sample.append(text)
+    stats.update("embedded", len(queued))
+    return sample
+
+
+def _write_vectors(
+    settings: EmbedSettings, chunks: Path, encoder: Encoder, cache: EmbeddingCache, folder: Path
+) -> None:
+    """The vectors in chunk order, from the cache (and the faiss index when asked for)."""
+    folder.mkdir()
+    fingerprint = encoder.fingerprint()
+    index = None
+    schema = embedding_schema(settings.vector_dtype)
+    with TableWriter(folder / EMBEDDINGS, schema, batch_rows=1024) as out:
+        for block in _blocks(chunks, settings.block_rows, ["chunk_id", "text"]):
+            keys = [text_key(fingerprint, t) for t in block["text"]]
+            found = cache.get_many(keys)
+            missing = [c for c, k in zip(block["chunk_id"], keys, strict=True) if k not in found]
+            if missing:
+                raise BenchsmithError(f"embedding cache lost vectors of {missing[:3]}; rerun")
+            vectors = np.stack([found[k] for k in keys])
+            if settings.faiss:
+                index = _add_to_index(index, vectors)
+            out.write_table(vector_table(block["chunk_id"], encoder.name, vectors, schema))
+    if index is not None:
+        import faiss
+
+        faiss.write_index(index, str(folder / INDEX))
+
+
+def run_embed(settings: EmbedSettings, *, chunks: Path, out: Path) -> StageStats:
+    """Embed every chunk of ``chunks``; write vectors (and the index) plus stats."""
+    if not chunks.is_file():
+        raise MissingInputError(f"missing {chunks} (the chunks)", chunks)
     encoder = build_encoder(settings)
     fingerprint = encoder.fingerprint()
     cache = EmbeddingCache(settings.cache)
-    summary_extra: dict[str, Any] = {}
-    with staged_outputs(out_dir) as scratch:
+    with stage_run("embed", out) as run:
+        stats = run.stats
+        stats.counts.update({"chunks": 0, "cache_hits": 0, "embedded": 0})
         # 1. what the cache does not hold yet
-        todo = scratch / "todo"
-        queued: set[str] = set()
-        sample: list[str] = []
-        with ShardedTableWriter(todo, TODO_SCHEMA, settings.block_rows) as todo_out:
-            for block in _blocks(chunks_path, settings.block_rows, ["chunk_id", "text"]):
-                keys = [text_key(fingerprint, t) for t in block["text"]]
-                hits = cache.get_many(keys)
-                stats.update("chunks", len(keys))
-                for key, text in zip(keys, block["text"], strict=True):
-                    if key in hits:
-                        stats.update("cache_hits")
-                    elif key not in queued:
-                        queued.add(key)
-                        todo_out.write({"key": key, "text": text})
-                        if len(sample) < settings.agreement_sample:
-                            sample.append(text)
-        stats.update("embedded", len(queued))
-        del queued
+        todo = run.scratch / "todo"
+        sample = _queue_missing(settings, chunks, fingerprint, cache, todo, stats)
         # 2. embed what is missing, committing block by block
         done = EncodeStats()
         if stats.counts["embedded"] and sample:
-            summary_extra["agreement"] = check_agreement(settings, encoder, sample)
+            run.extra["agreement"] = check_agreement(settings, encoder, sample)
         started = time.monotonic()
         if stats.counts["embedded"]:
             if settings.executor == "ray":
@@ -143,30 +162,8 @@ def run_embed(settings: EmbedSettings, chunks_path: Path, out_dir: Path) -> Stag
         seconds = time.monotonic() - started
         shutil.rmtree(todo)
         # 3. the vectors in chunk order, from the cache
-        (scratch / VECTORS).mkdir()
-        index = None
-        schema = embedding_schema(settings.vector_dtype)
-        with TableWriter(scratch / VECTORS / EMBEDDINGS, schema, batch_rows=1024) as out:
-            for block in _blocks(chunks_path, settings.block_rows, ["chunk_id", "text"]):
-                keys = [text_key(fingerprint, t) for t in block["text"]]
-                found = cache.get_many(keys)
-                missing = [
-                    c for c, k in zip(block["chunk_id"], keys, strict=True) if k not in found
-                ]
-                if missing:
-                    raise BenchsmithError(f"embedding cache lost vectors of {missing[:3]}; rerun")
-                vectors = np.stack([found[k] for k in keys])
-                if settings.faiss:
-                    index = _add_to_index(index, vectors)
-                out.write_table(vector_table(block["chunk_id"], encoder.name, vectors, schema))
-        if index is not None:
-            import faiss
-
-            faiss.write_index(index, str(scratch / VECTORS / INDEX))
-        stats.finish()
-        summary = stats.to_dict()
-        summary.update(summary_extra)
-        summary["encoder"] = {
+        _write_vectors(settings, chunks, encoder, cache, run.scratch / VECTORS)
+        run.extra["encoder"] = {
             "name": encoder.name,
             "model": encoder.spec.model or "sentence-transformers/all-MiniLM-L6-v2",
             "fingerprint": fingerprint,
@@ -177,7 +174,7 @@ def run_embed(settings: EmbedSettings, chunks_path: Path, out_dir: Path) -> Stag
             "batch_tokens": encoder.batch_tokens,
             "executor": settings.executor,
         }
-        summary["throughput"] = {
+        run.extra["throughput"] = {
             "tokens": done.tokens,
             "padded_tokens": done.padded_tokens,
             "padding_ratio": round(done.padding, 4),
@@ -185,9 +182,17 @@ def run_embed(settings: EmbedSettings, chunks_path: Path, out_dir: Path) -> Stag
             "seconds": round(seconds, 3),
             "tokens_per_s": round(done.tokens / seconds, 1) if seconds and done.tokens else 0.0,
         }
-        write_json(scratch / "stats.json", summary)
     cache.close()
-    return stats
+    return run.stats
+
+
+def summary(stats: StageStats, out: Path) -> str:
+    """One line for the CLI."""
+    c = stats.counts
+    return (
+        f"embed: {c['chunks']} chunks, {c['cache_hits']} from the cache, {c['embedded']} "
+        f"embedded -> {out}/"
+    )
 
 
 def vector_table(

@@ -27,9 +27,10 @@ from builders.lveval.settings import LVEvalSettings
 from builders.lveval.template import responders
 from pipelines.errors import MissingInputError, ParamsError
 from pipelines.llm import LLMClient, LLMSettings
-from pipelines.outputs import TableWriter, staged_outputs
+from pipelines.outputs import TableWriter
 from pipelines.progress import progress_iter
 from pipelines.sources.qa_dataset import hub_items
+from pipelines.stage_run import stage_run
 from pipelines.stats import StageStats
 from pipelines.synthesis.lveval import Built, event_questions, prepare
 
@@ -62,21 +63,21 @@ def reviewed_rules(settings: LVEvalSettings, root: Path) -> list[kpr.Rule]:
 
 def run_lveval(
     settings: LVEvalSettings,
-    llm: LLMSettings,
-    entries_path: Path,
-    out_dir: Path,
     *,
+    entries: Path,
+    out: Path,
+    llm: LLMSettings,
     root: Path = Path("."),
 ) -> StageStats:
     """Build every item at every level and variant, and write the outputs atomically."""
     built = Built()
     passages: list[Passage] = []
-    entries = []
+    events = []
     if settings.events.enabled:
-        if not entries_path.is_file():
-            raise MissingInputError(f"missing {entries_path}; run 'dvc repro wikigen' first")
-        entries = sorted(pq.read_table(entries_path).to_pylist(), key=lambda e: e["event_id"])
-        passages += entry_corpus(entries, settings.passage_words)
+        if not entries.is_file():
+            raise MissingInputError(f"missing {entries} (the wikigen entries)", entries)
+        events = sorted(pq.read_table(entries).to_pylist(), key=lambda e: e["event_id"])
+        passages += entry_corpus(events, settings.passage_words)
     for n, source in enumerate(settings.hub_sources):
         items, own, drops = hub_items(source, f"[lveval -> hub_sources -> {n}]")
         built.items += items
@@ -86,15 +87,16 @@ def run_lveval(
     words, lower = kpr.vocabulary(p.text for p in passages)
     names = cfi.name_pool(p.text for p in passages)
     client = LLMClient.from_settings(llm, responders=responders(names, lower, words, settings.seed))
-    if entries:
-        event_questions(client, entries, settings, built)
+    if events:
+        event_questions(client, events, settings, built)
     sizes = {label: level_words(label) for label in settings.levels}
     prepare(client, pool, settings, words, reviewed_rules(settings, root), max(sizes.values()),
             built)  # fmt: skip
 
-    stats = StageStats("lveval")
     lengths: dict[str, list[int]] = {}
-    with staged_outputs(out_dir) as scratch:
+    with stage_run("lveval", out) as run:
+        run.client = client
+        stats, scratch = run.stats, run.scratch
         with TableWriter(scratch / QA, QA_SCHEMA) as qa_out:
             for prepared in built.prepared:
                 qa_out.write(prepared.item.to_row())
@@ -121,7 +123,7 @@ def run_lveval(
                         scratch / RECORDS / f"{name}.parquet",
                         RECORD_SCHEMA,
                         settings.rows_per_write(size),
-                    ) as out,  # fmt: skip
+                    ) as records_out,  # fmt: skip
                     (scratch / LEVAL / f"{name}.jsonl").open("w", encoding="utf-8") as leval,
                 ):
                     for prepared in progress_iter(mine, f"lveval: {name}"):
@@ -134,7 +136,7 @@ def run_lveval(
                             tolerance=settings.tolerance,
                             copies=settings.cfi.copies,
                         ):
-                            out.write(row)
+                            records_out.write(row)
                             leval.write(json.dumps(leval_line(row), ensure_ascii=False) + "\n")
                             stats.update(f"records_{label}")
                             lengths.setdefault(label, []).append(row["length"])
@@ -142,5 +144,15 @@ def run_lveval(
             label: {"words": sizes[label], "min_length": min(v), "max_length": max(v)}
             for label, v in lengths.items()
         }
-        stats.write(scratch, client, levels=levels)
-    return stats
+        run.extra["levels"] = levels
+    return run.stats
+
+
+def summary(stats: StageStats, out: Path) -> str:
+    """One line for the CLI."""
+    c = stats.counts
+    levels = ", ".join(k.removeprefix("records_") for k in c if k.startswith("records_"))
+    return (
+        f"lveval: {c['qa_items']} QA items x 4 variants at {levels}; "
+        f"{sum(stats.dropped.values())} items dropped -> {out}/"
+    )

@@ -10,6 +10,7 @@ against level) and ``stats.json``. Records are read one (dataset, level) file at
 from __future__ import annotations
 
 import csv
+import json
 from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
@@ -21,14 +22,16 @@ import pyarrow.parquet as pq
 
 from builders.lveval import template
 from builders.lveval.records import VARIANTS
+from pipelines.embed.models import display_name, load_tokenizer
 from pipelines.errors import MissingInputError
 from pipelines.evaluation.lveval import answer_all, by_level, evidence_recall
+from pipelines.evaluation.settings import LVEvalBaselines
 from pipelines.llm import LLMClient, LLMSettings
-from pipelines.outputs import TableWriter, staged_outputs, write_json
+from pipelines.outputs import TableWriter, write_json
 from pipelines.progress import progress_iter
-from pipelines.retrieval.models import display_name, load_tokenizer
 from pipelines.retrieval.rankers import rankers
-from pipelines.settings import BaselinesSettings
+from pipelines.retrieval.settings import RetrievalSettings
+from pipelines.stage_run import stage_run
 from pipelines.stats import StageStats
 
 RETRIEVAL_SCHEMA = pa.schema(
@@ -78,36 +81,37 @@ def _plot(
 
 
 def run_lveval_baselines(
-    settings: BaselinesSettings,
-    llm: LLMSettings,
-    records_dir: Path,
-    out_dir: Path,
+    s: LVEvalBaselines,
     *,
+    records: Path,
+    out: Path,
+    llm: LLMSettings,
+    retrieval: RetrievalSettings,
     embed_cache: Path | None = None,
 ) -> StageStats:
-    """Score every record file under ``records_dir``; dense vectors are kept in the embedding
+    """Score every record file under ``records``; dense vectors are kept in the embedding
     cache at ``embed_cache`` (the embed stage's) when given."""
-    files = sorted(records_dir.glob("*.parquet"))
+    files = sorted(records.glob("*.parquet"))
     if not files:
-        raise MissingInputError(f"no records in {records_dir}; run 'dvc repro lveval' first")
-    s = settings.lveval
-    ranks = rankers(s.retrievers, settings.seed, settings.dense_model, embed_cache)
-    tokenizer = load_tokenizer(settings.tokenizer)
+        raise MissingInputError(f"no records in {records} (the LV-Eval records)", records)
+    ranks = rankers(s.retrievers, retrieval.seed, retrieval.dense_model, embed_cache)
+    tokenizer = load_tokenizer(retrieval.tokenizer)
     client = None
     if s.answer:
         client = LLMClient.from_settings(llm, responders=template.answer_responders())
-    stats = StageStats("lveval_baselines")
     recall_rows: list[dict[str, Any]] = []
     answer_rows: list[dict[str, Any]] = []
     sizes: dict[str, int] = {}
-    with staged_outputs(out_dir) as scratch:
+    with stage_run("lveval_baselines", out) as run:
+        run.client = client
+        stats, scratch = run.stats, run.scratch
         with (
             TableWriter(scratch / "retrieval.parquet", RETRIEVAL_SCHEMA) as retrieval_out,
             TableWriter(scratch / "answers.parquet", ANSWER_SCHEMA, batch_rows=64) as answers_out,
         ):
             for path in files:
-                records = pq.read_table(path, columns=COLUMNS).to_pylist()
-                for record in progress_iter(records, f"lveval baselines: {path.stem}"):
+                rows = pq.read_table(path, columns=COLUMNS).to_pylist()
+                for record in progress_iter(rows, f"lveval baselines: {path.stem}"):
                     sizes[record["level"]] = record["level_words"]
                     stats.update("records")
                     for name, rank in ranks.items():
@@ -118,13 +122,13 @@ def run_lveval_baselines(
                         retrieval_out.write(row)
                         recall_rows.append(row | {"recall": found / max(total, 1)})
                 if client is not None:
-                    for row in answer_all(client, records, settings, tokenizer):
+                    for row in answer_all(client, rows, s, tokenizer):
                         answers_out.write(row)
                         answer_rows.append({k: v for k, v in row.items() if k != "prediction"})
                         stats.update(f"answers_{row['status']}")
                         if row["status"] != "ok":
                             stats.drop(f"answer_{str(row['reason']).split(':', 1)[0]}")
-                del records
+                del rows
         recall: dict[str, Any] = {}
         grouped: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for row in recall_rows:
@@ -135,7 +139,7 @@ def run_lveval_baselines(
         metrics: dict[str, Any] = {
             "top_k": s.top_k,
             "chunk_words": s.chunk_words,
-            "dense_model": display_name(settings.dense_model),
+            "dense_model": display_name(retrieval.dense_model),
             "evidence_recall": recall,
         }
         scores = [r["score"] for r in answer_rows if r["score"] is not None]
@@ -155,5 +159,13 @@ def run_lveval_baselines(
             for level in sizes
         }
         _plot(scratch / "recall_by_level.csv", clean, sizes, list(recall))
-        stats.write(scratch, client)
-    return stats
+    return run.stats
+
+
+def summary(stats: StageStats, out: Path) -> str:
+    """One line for the CLI."""
+    metrics = json.loads((out / "lveval.json").read_text("utf-8"))
+    return (
+        f"lveval baselines: {stats.counts['records']} records; mean AK "
+        f"{metrics.get('ak_mean', 'n/a')} -> {out}/"
+    )

@@ -1,16 +1,16 @@
 """The ``publish`` stage: export every registered dataset in the Hub's layout, then push if asked.
 
-``data/hub/<name>/`` holds ``<config>/<split>-0000i-of-0000N.parquet``, ``README.md`` (card),
+``data/publish/<name>/`` holds ``<config>/<split>-0000i-of-0000N.parquet``, ``README.md`` (card),
 ``images/*.png``, ``eval.yaml`` where the dataset is a benchmark, and ``benchsmith.json``.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 from pathlib import Path
 
 from pipelines.errors import MissingInputError
-from pipelines.outputs import staged_outputs
 from pipelines.progress import progress_iter
 from pipelines.publish import charts
 from pipelines.publish.card import CardInputs, baseline_json, eval_yaml, render_card
@@ -33,6 +33,7 @@ from pipelines.publish.statistics import (
     metric_tables,
     split_counts,
 )
+from pipelines.stage_run import stage_run
 from pipelines.stats import StageStats
 
 log = logging.getLogger("pipelines.publish")
@@ -121,7 +122,7 @@ def export_dataset(
 
 
 def run_publish(
-    settings: PublishSettings, data: Path, out: Path, *, root: Path, params_file: Path
+    settings: PublishSettings, *, data: Path, out: Path, root: Path, params_file: Path
 ) -> StageStats:
     """Export every dataset in ``settings.datasets`` under ``out``; push them when ``push`` is on.
 
@@ -130,22 +131,33 @@ def run_publish(
     """
     if settings.push:
         hub_token()
-    stats = StageStats("publish")
-    with staged_outputs(out) as scratch:
+    with stage_run("publish", out) as run:
+        stats = run.stats
         for name in settings.datasets:
             exported = export_dataset(
-                DATASETS[name], settings, data, scratch / name, root, params_file
+                DATASETS[name], settings, data, run.scratch / name, root, params_file
             )
             stats.update(f"{name}_configs", len(exported))
             stats.update(f"{name}_rows", sum(c.rows for c in exported))
             unassigned = sum(c.splits[UNASSIGNED].rows for c in exported if UNASSIGNED in c.splits)
             if unassigned:
                 stats.update(f"{name}_rows_without_entry", unassigned)
-        stats.write(scratch, version=settings.version, documents=settings.documents)
+        run.extra |= {"version": settings.version, "documents": settings.documents}
     if settings.push:
         for name in settings.datasets:
             publish_folder(out / name, settings, dry_run=False)
-    return stats
+    return run.stats
+
+
+def summary(stats: StageStats, out: Path) -> str:
+    """One line for the CLI."""
+    rows = ", ".join(
+        f"{k.removesuffix('_rows')} {v} rows"
+        for k, v in stats.counts.items()
+        if k.endswith("_rows")
+    )
+    version = json.loads((out / "stats.json").read_text("utf-8")).get("version", "?")
+    return f"publish: {rows} -> {out}/ (version {version})"
 
 
 def publish_folder(

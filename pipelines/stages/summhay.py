@@ -21,9 +21,10 @@ from builders.summhay.template import filler_sentences, responders
 from builders.summhay.variants import orders
 from builders.wikigen.entries import event_id
 from pipelines.llm import LLMClient, LLMSettings
-from pipelines.outputs import TableWriter, staged_outputs
+from pipelines.outputs import TableWriter
 from pipelines.progress import progress_iter
-from pipelines.stages.web import read_articles
+from pipelines.sources.articles import read_articles
+from pipelines.stage_run import stage_run
 from pipelines.stats import StageStats
 from pipelines.synthesis.summhay import synthesize
 
@@ -76,19 +77,17 @@ def filler(documents_path: Path | None, topic_list: list[Topic]) -> dict[str, tu
 
 
 def run_summhay(
-    settings: SummhaySettings,
-    llm: LLMSettings,
-    out_dir: Path,
-    *,
-    articles_path: Path | None = None,
-    documents_path: Path | None = None,
+    settings: SummhaySettings, *, articles: Path, documents: Path, out: Path, llm: LLMSettings
 ) -> StageStats:
-    """Synthesize one haystack per topic and write the outputs atomically."""
-    stats = StageStats("summhay")
-    stats.counts.update({"topics": 0, "haystacks": 0})
-    topic_list = topics(settings, articles_path)
-    client = LLMClient.from_settings(llm, responders=responders(filler(documents_path, topic_list)))
-    with staged_outputs(out_dir) as scratch:
+    """Synthesize one haystack per topic and write the outputs atomically; ``documents`` (the web
+    stage's) only lend sentences to template documents and may be missing."""
+    topic_list = topics(settings, articles)
+    client = LLMClient.from_settings(llm, responders=responders(filler(documents, topic_list)))
+    with stage_run("summhay", out) as run:
+        run.client = client
+        stats = run.stats
+        stats.counts.update({"topics": 0, "haystacks": 0})
+        scratch = run.scratch
         (scratch / OFFICIAL).mkdir()
         with (
             TableWriter(scratch / HAYSTACKS, HAYSTACK_SCHEMA, batch_rows=8) as haystacks,
@@ -124,5 +123,14 @@ def run_summhay(
                 official.write_text(
                     json.dumps(to_official(haystack), indent=1, ensure_ascii=False) + "\n", "utf-8"
                 )
-        stats.write(scratch, client)
-    return stats
+    return run.stats
+
+
+def summary(stats: StageStats, out: Path) -> str:
+    """One line for the CLI."""
+    c = stats.counts
+    return (
+        f"summhay: {c['haystacks']} of {c['topics']} haystacks, {c['subtopics']} subtopics, "
+        f"{c['insights']} insights, {c['documents']} documents, "
+        f"{sum(stats.dropped.values())} items dropped -> {out}/"
+    )

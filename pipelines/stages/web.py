@@ -17,15 +17,14 @@ from dataclasses import replace
 from pathlib import Path
 
 import anyio
-import pyarrow.parquet as pq
 
 from builders.wikigen.documents import PENDING, candidates, content_hash, mark_text_duplicates
 from builders.wikigen.entries import event_id
 from builders.wikigen.records import DOCUMENT_SCHEMA, Article, WebDocument
 from pipelines.errors import MissingInputError
-from pipelines.outputs import TableWriter, staged_outputs, write_json
+from pipelines.outputs import TableWriter
 from pipelines.progress import progress_iter
-from pipelines.settings import SourcesSettings
+from pipelines.sources.articles import read_articles
 from pipelines.sources.extract import Extraction, extract_many, finished
 from pipelines.sources.fetch import Fetcher, FetchResult
 from pipelines.sources.replay import ReplayFetcher, load_index
@@ -40,6 +39,8 @@ from pipelines.sources.search import (
 from pipelines.sources.search.registry import live_provider
 from pipelines.sources.urls import canonical_url
 from pipelines.sources.warc_archive import WarcArchive
+from pipelines.sources.web_settings import WebSettings
+from pipelines.stage_run import stage_run
 from pipelines.stats import StageStats
 
 log = logging.getLogger(__name__)
@@ -47,17 +48,10 @@ log = logging.getLogger(__name__)
 DOCUMENTS = "documents.parquet"
 
 
-def read_articles(path: Path) -> list[Article]:
-    """The selected events, as written by the wiki stage."""
-    if not path.is_file():
-        raise MissingInputError(f"missing {path}; run 'dvc repro wiki' first")
-    return [Article.from_row(row) for row in pq.read_table(path).to_pylist()]
-
-
 class _Searcher:
     """Recorded answers first; in live mode, new queries go to Google and are recorded."""
 
-    def __init__(self, settings: SourcesSettings):
+    def __init__(self, settings: WebSettings):
         self.settings = settings
         self.recorded = RecordedProvider(settings.search_log)
         self.live: SearchProvider | None = None
@@ -81,7 +75,7 @@ class _Searcher:
         return hits
 
 
-async def _fetch(settings: SourcesSettings, urls: Sequence[str]) -> dict[str, FetchResult]:
+async def _fetch(settings: WebSettings, urls: Sequence[str]) -> dict[str, FetchResult]:
     if settings.mode == "replay":
         async with ReplayFetcher(settings.archive) as replay:
             return {r.url: r for r in await replay.fetch_all(urls)}
@@ -126,21 +120,12 @@ def _settle(
     )
 
 
-def run_web(settings: SourcesSettings, articles_path: Path, out_dir: Path) -> StageStats:
-    """Collect, fetch and extract the related documents; write ``documents.parquet`` and stats."""
-    stats = StageStats("web")
-    if settings.mode == "replay":
-        for needed in (settings.archive, settings.search_log):
-            if not needed.exists():
-                raise MissingInputError(
-                    f"replay needs {needed}; record it with a live run, or for the snapshot "
-                    "with 'benchsmith snapshot record-web'"
-                )
-    articles = read_articles(articles_path)
+def _documents(settings: WebSettings, events: list[Article]) -> tuple[list[WebDocument], int]:
+    """Every candidate of every event, settled with one status; and how many URLs were fetched."""
     searcher = _Searcher(settings)
     excluded = settings.search.exclude_domains
     docs: list[WebDocument] = []
-    for article in progress_iter(articles, "web: collecting candidates", total=len(articles)):
+    for article in progress_iter(events, "web: collecting candidates", total=len(events)):
         fields = {
             "title": article.title,
             "year": str(article.created_at.year) if article.created_at else "",
@@ -172,19 +157,40 @@ def run_web(settings: SourcesSettings, articles_path: Path, out_dir: Path) -> St
             if d.event_id == event
         ]
         settled += mark_text_duplicates(group)
+    return settled, len(urls)
 
-    with staged_outputs(out_dir) as scratch:
-        with TableWriter(scratch / DOCUMENTS, DOCUMENT_SCHEMA) as writer:
+
+def run_web(settings: WebSettings, *, articles: Path, out: Path) -> StageStats:
+    """Collect, fetch and extract the related documents; write ``documents.parquet`` and stats."""
+    if settings.mode == "replay":
+        for needed in (settings.archive, settings.search_log):
+            if not needed.exists():
+                raise MissingInputError(
+                    f"replay needs {needed}; record it with a live run, or for the snapshot "
+                    "with 'benchsmith snapshot record-web'"
+                )
+    with stage_run("web", out) as run:
+        events = read_articles(articles)
+        settled, fetched = _documents(settings, events)
+        with TableWriter(run.scratch / DOCUMENTS, DOCUMENT_SCHEMA) as writer:
             for doc in settled:
                 writer.write(doc.to_row())
         by = Counter((d.origin, d.status) for d in settled)
-        stats.counts.update(
-            {"events": len(articles), "candidates": len(settled), "urls_fetched": len(urls)}
+        run.stats.counts.update(
+            {"events": len(events), "candidates": len(settled), "urls_fetched": fetched}
         )
-        stats.counts.update({f"{o}_{s}": n for (o, s), n in sorted(by.items())})
+        run.stats.counts.update({f"{o}_{s}": n for (o, s), n in sorted(by.items())})
         for doc in settled:
             if doc.status != "ok":
-                stats.drop(doc.status)
-        stats.finish()
-        write_json(scratch / "stats.json", {**stats.to_dict(), "mode": settings.mode})
-    return stats
+                run.stats.drop(doc.status)
+        run.extra["mode"] = settings.mode
+    return run.stats
+
+
+def summary(stats: StageStats, out: Path) -> str:
+    """One line for the CLI."""
+    ok = sum(v for k, v in stats.counts.items() if k.endswith("_ok"))
+    return (
+        f"web: {stats.counts['candidates']} candidate documents for {stats.counts['events']} "
+        f"events, {ok} ok, {sum(stats.dropped.values())} dropped -> {out}/"
+    )

@@ -9,14 +9,14 @@ from pathlib import Path
 
 from builders.wikigen.records import ARTICLE_SCHEMA, REJECTION_SCHEMA, Article
 from builders.wikigen.select import check_content, check_window, window_bounds
-from pipelines.outputs import TableWriter, staged_outputs, write_json
+from pipelines.outputs import TableWriter
 from pipelines.progress import progress_iter
-from pipelines.settings import WikiSettings
+from pipelines.sources.wiki_settings import WikiSettings
+from pipelines.stage_run import stage_run
 from pipelines.stats import StageStats
 
 ARTICLES = "articles.parquet"
 REJECTED = "rejected.parquet"
-STATS = "stats.json"
 
 
 Lookup = Callable[[str], datetime | None]
@@ -51,20 +51,20 @@ def _articles(settings: WikiSettings) -> tuple[Iterator[Article], Lookup | None]
     return pages, None
 
 
-def run_wiki(settings: WikiSettings, out_dir: Path = Path("data/wiki")) -> StageStats:
+def run_wiki(settings: WikiSettings, *, out: Path) -> StageStats:
     """Select fresh events into ``articles.parquet``; the rest into ``rejected.parquet``.
 
     Pages are streamed: memory holds one page plus a batch of output rows. Creation dates that the
     reader could not supply are looked up only for pages that passed every other rule.
     """
-    stats = StageStats("wiki")
-    stats.counts.update({"read": 0, "selected": 0, "rejected": 0})
     pages, lookup = _articles(settings)
     started = datetime.now(UTC)
-    with staged_outputs(out_dir) as scratch:
+    with stage_run("wiki", out) as run:
+        stats = run.stats
+        stats.counts.update({"read": 0, "selected": 0, "rejected": 0})
         with (
-            TableWriter(scratch / ARTICLES, ARTICLE_SCHEMA) as kept,
-            TableWriter(scratch / REJECTED, REJECTION_SCHEMA) as rejected,
+            TableWriter(run.scratch / ARTICLES, ARTICLE_SCHEMA) as kept,
+            TableWriter(run.scratch / REJECTED, REJECTION_SCHEMA) as rejected,
         ):
             for article in progress_iter(pages, "wiki: reading pages"):
                 stats.update("read")
@@ -80,10 +80,17 @@ def run_wiki(settings: WikiSettings, out_dir: Path = Path("data/wiki")) -> Stage
                     rejected.write(rejection.to_row())
                     stats.update("rejected")
                     stats.drop(rejection.reason)
-        stats.finish()
-        summary = stats.to_dict()
-        summary["reader"] = settings.reader
-        summary["window"] = [str(settings.created_after), str(settings.created_before)]
-        summary["started_at"] = started.isoformat(timespec="seconds")
-        write_json(scratch / STATS, summary)
-    return stats
+        run.extra["reader"] = settings.reader
+        run.extra["window"] = [str(settings.created_after), str(settings.created_before)]
+        run.extra["started_at"] = started.isoformat(timespec="seconds")
+    return run.stats
+
+
+def summary(stats: StageStats, out: Path) -> str:
+    """One line for the CLI."""
+    c = stats.counts
+    reasons = ", ".join(f"{k} {v}" for k, v in sorted(stats.dropped.items())) or "none"
+    return (
+        f"wiki: {c['read']} pages read, {c['selected']} events selected, "
+        f"{c['rejected']} rejected ({reasons}) in {stats.duration_s:.1f} s -> {out}/"
+    )

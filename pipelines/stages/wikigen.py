@@ -9,29 +9,30 @@ import pyarrow.parquet as pq
 
 from builders.wikigen.entries import build_entry, event_id
 from builders.wikigen.records import ENTRY_SCHEMA, WebDocument
+from builders.wikigen.settings import WikigenSettings
 from pipelines.errors import MissingInputError
-from pipelines.outputs import TableWriter, staged_outputs, write_json
-from pipelines.settings import WikigenSettings
-from pipelines.stages.web import read_articles
+from pipelines.outputs import TableWriter
+from pipelines.sources.articles import read_articles
+from pipelines.stage_run import stage_run
 from pipelines.stats import StageStats
 
 ENTRIES = "entries.parquet"
 
 
 def run_wikigen(
-    settings: WikigenSettings, articles_path: Path, documents_path: Path, out_dir: Path
+    settings: WikigenSettings, *, articles: Path, documents: Path, out: Path
 ) -> StageStats:
     """Write one entry per event, with its split, to ``entries.parquet``, plus stats."""
-    if not documents_path.is_file():
-        raise MissingInputError(f"missing {documents_path}; run 'dvc repro web' first")
-    articles = read_articles(articles_path)
+    if not documents.is_file():
+        raise MissingInputError(f"missing {documents} (the related documents)", documents)
+    events = read_articles(articles)
     by_event: dict[str, list[WebDocument]] = defaultdict(list)
-    for row in pq.read_table(documents_path).to_pylist():
+    for row in pq.read_table(documents).to_pylist():
         by_event[row["event_id"]].append(WebDocument(**row))
-    stats = StageStats("wikigen")
-    with staged_outputs(out_dir) as scratch:
-        with TableWriter(scratch / ENTRIES, ENTRY_SCHEMA) as writer:
-            for article in articles:
+    with stage_run("wikigen", out) as run:
+        stats = run.stats
+        with TableWriter(run.scratch / ENTRIES, ENTRY_SCHEMA) as writer:
+            for article in events:
                 entry = build_entry(
                     article,
                     by_event.get(event_id(article), []),
@@ -46,6 +47,13 @@ def run_wikigen(
                     stats.update(f"documents_{doc['origin']}")
                 if not entry["documents"]:
                     stats.update("entries_without_documents")
-        stats.finish()
-        write_json(scratch / "stats.json", stats.to_dict())
-    return stats
+    return run.stats
+
+
+def summary(stats: StageStats, out: Path) -> str:
+    """One line for the CLI."""
+    c = stats.counts
+    return (
+        f"wikigen: {c['entries']} entries ({c['split_train']} train, {c['split_test']} test), "
+        f"{c['documents']} documents -> {out}/"
+    )

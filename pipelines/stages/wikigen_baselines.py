@@ -8,11 +8,14 @@ scores, every sentence with its citations and verdicts), ``wikigen.json`` (DVC m
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from statistics import fmean
 from typing import Any
 
 from builders.wikigen import template
+from pipelines.embed.models import display_name
+from pipelines.evaluation.settings import WikigenBaselines
 from pipelines.evaluation.wikigen import (
     ARTICLE_SCHEMA,
     RETRIEVAL_SCHEMA,
@@ -25,40 +28,41 @@ from pipelines.evaluation.wikigen import (
     write_articles,
 )
 from pipelines.llm import LLMClient, LLMSettings
-from pipelines.outputs import TableWriter, staged_outputs, write_json
+from pipelines.outputs import TableWriter, write_json
 from pipelines.progress import progress_iter
-from pipelines.retrieval.models import display_name
 from pipelines.retrieval.rankers import rankers
+from pipelines.retrieval.settings import RetrievalSettings
 from pipelines.retrieval.tokens import TokenCounter
-from pipelines.settings import BaselinesSettings
+from pipelines.stage_run import stage_run
 from pipelines.stats import StageStats
 
 
 def run_wikigen_baselines(
-    settings: BaselinesSettings,
-    llm: LLMSettings,
-    entries_path: Path,
-    chunks_path: Path,
-    out_dir: Path,
+    s: WikigenBaselines,
     *,
+    entries: Path,
+    chunks: Path,
+    out: Path,
+    llm: LLMSettings,
+    retrieval: RetrievalSettings,
     embed_cache: Path | None = None,
 ) -> StageStats:
     """Rerank, write and judge over every entry; dense vectors are kept in the embedding cache
     at ``embed_cache`` (the embed stage's) when given."""
-    s = settings.wikigen
-    counter = TokenCounter(settings.tokenizer)
-    entries = read_entries(entries_path, chunks_path, counter.count, s.splits)
+    counter = TokenCounter(retrieval.tokenizer)
+    entry_list = read_entries(entries, chunks, counter.count, s.splits)
     names = list(dict.fromkeys([*s.retrievers, s.prr_retriever] if "prr" in s.methods
                                else s.retrievers))  # fmt: skip
-    ranks = rankers(names, settings.seed, settings.dense_model, embed_cache)
+    ranks = rankers(names, retrieval.seed, retrieval.dense_model, embed_cache)
     client = LLMClient.from_settings(llm, responders=template.responders()) if s.generate else None
-    stats = StageStats("wikigen_baselines")
     recall: dict[str, list[float]] = {name: [] for name in s.retrievers}
     titles: dict[tuple[str, str], list[Chunk]] = {}  # each title's context, reused by RR and PRR
     article_rows: list[dict[str, Any]] = []
-    with staged_outputs(out_dir) as scratch:
-        with TableWriter(scratch / "retrieval.parquet", RETRIEVAL_SCHEMA) as out:
-            for entry in progress_iter(entries, "wikigen baselines: reranking"):
+    with stage_run("wikigen_baselines", out) as run:
+        run.client = client
+        stats, scratch = run.stats, run.scratch
+        with TableWriter(scratch / "retrieval.parquet", RETRIEVAL_SCHEMA) as retrieval_out:
+            for entry in progress_iter(entry_list, "wikigen baselines: reranking"):
                 stats.update("entries")
                 stats.update("chunks", len(entry.chunks))
                 for name, rank in ranks.items():
@@ -68,24 +72,30 @@ def run_wikigen_baselines(
                         continue  # PRR's reranker alone, not one of the compared ones
                     found = reference_recall(entry.reference, shown)
                     recall[name].append(found)
-                    out.write({"event_id": entry.event_id, "split": entry.split,
-                               "retriever": name, "chunk_ids": [c.chunk_id for c in shown],
-                               "context_tokens": sum(c.tokens for c in shown),
-                               "reference_recall": found})  # fmt: skip
-        with TableWriter(scratch / "articles.parquet", ARTICLE_SCHEMA, batch_rows=32) as out:
+                    retrieval_out.write(
+                        {
+                            "event_id": entry.event_id,
+                            "split": entry.split,
+                            "retriever": name,
+                            "chunk_ids": [c.chunk_id for c in shown],
+                            "context_tokens": sum(c.tokens for c in shown),
+                            "reference_recall": found,
+                        }
+                    )
+        with TableWriter(scratch / "articles.parquet", ARTICLE_SCHEMA, batch_rows=32) as written:
             if client is not None:
-                for row in judge(client, write_articles(client, entries, titles, ranks, s)):
-                    out.write(row)
+                for row in judge(client, write_articles(client, entry_list, titles, ranks, s)):
+                    written.write(row)
                     article_rows.append({k: v for k, v in row.items() if k != "claims"})
                     stats.update(f"articles_{row['status']}")
                     if row["status"] != "ok":
                         stats.drop(f"article_{str(row['reason']).split(':', 1)[0]}")
         metrics: dict[str, Any] = {
-            "entries": len(entries),
+            "entries": len(entry_list),
             "top_k": s.top_k,
             "context_tokens": s.context_tokens,
             "tokenizer": counter.name,
-            "dense_model": display_name(settings.dense_model),
+            "dense_model": display_name(retrieval.dense_model),
             "reference_recall": {
                 name: round(100 * fmean(v), 2) if v else 0.0 for name, v in recall.items()
             },
@@ -93,5 +103,14 @@ def run_wikigen_baselines(
         if client is not None:
             metrics["articles"] = average_articles(article_rows)
         write_json(scratch / "wikigen.json", metrics)
-        stats.write(scratch, client)
-    return stats
+    return run.stats
+
+
+def summary(stats: StageStats, out: Path) -> str:
+    """One line for the CLI."""
+    metrics = json.loads((out / "wikigen.json").read_text("utf-8"))
+    recall = ", ".join(f"{k} {v:.0f}" for k, v in metrics["reference_recall"].items())
+    return (
+        f"wikigen baselines: {stats.counts['entries']} entries; reference recall by reranker: "
+        f"{recall}; {stats.counts.get('articles_ok', 0)} articles written -> {out}/"
+    )

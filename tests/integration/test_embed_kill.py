@@ -28,7 +28,7 @@ import sys
 from pathlib import Path
 from pipelines.embed.settings import EmbedSettings
 from pipelines.stages.embed import run_embed
-run_embed(EmbedSettings.model_validate_json(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3]))
+run_embed(EmbedSettings.model_validate_json(sys.argv[1]), chunks=Path(sys.argv[2]), out=Path(sys.argv[3]))
 """
 
 
@@ -45,7 +45,12 @@ def cached_rows(path: Path) -> int:
 def test_killed_embed_resumes_without_recomputing(tmp_path: Path, passages: list[str]) -> None:
     docs = tmp_path / "documents.parquet"
     write_documents(docs, passages)
-    run_chunk(ChunkSettings(size=32), {"web": docs}, tmp_path / "chunk")
+    run_chunk(
+        ChunkSettings(size=32),
+        documents=docs,
+        haystacks=tmp_path / "absent.parquet",
+        out=tmp_path / "chunk",
+    )
     chunks = tmp_path / "chunk" / "chunks.parquet"
     texts = pq.read_table(chunks).column("text").to_pylist()
     total = len(set(texts))  # each distinct text is embedded once
@@ -65,12 +70,14 @@ def test_killed_embed_resumes_without_recomputing(tmp_path: Path, passages: list
     assert 0 < stored < total, "killed half way"
     assert not (out / "vectors").exists(), "no output before the stage finishes"
 
-    resumed = run_embed(settings, chunks, out)
+    resumed = run_embed(settings, chunks=chunks, out=out)
     assert resumed.counts["embedded"] == total - stored
     assert resumed.counts["cache_hits"] + resumed.counts["embedded"] <= len(texts)
 
     clean = run_embed(
-        settings.model_copy(update={"cache": tmp_path / "clean.sqlite"}), chunks, tmp_path / "clean"
+        settings.model_copy(update={"cache": tmp_path / "clean.sqlite"}),
+        chunks=chunks,
+        out=tmp_path / "clean",
     )
     assert clean.counts["embedded"] == total
     a = pq.read_table(out / "vectors" / "embeddings.parquet")

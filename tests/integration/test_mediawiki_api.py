@@ -13,10 +13,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from builders.wikigen.select import classify
-from pipelines.settings import ApiSettings, DumpSettings, WikiSettings
 from pipelines.sources.mediawiki_client import MediaWikiClient
 from pipelines.sources.wiki_api import discover_titles, read_api
 from pipelines.sources.wiki_dump import read_dump
+from pipelines.sources.wiki_settings import ApiSettings, DumpSettings, WikiSettings
 from pipelines.stages.wiki import run_wiki
 from tests.support.mediawiki import MediaWikiServer
 from tests.support.snapshot import ROOT, SNAPSHOT_EVENTS, SNAPSHOT_TRAPS, SNAPSHOT_XML
@@ -151,7 +151,7 @@ def test_dump_without_history_asks_the_api_about_candidates_only(wiki, params, t
             "dump": DumpSettings(path=latest, creation_dates="api"),
         }
     )
-    stats = run_wiki(settings, tmp_path / "wiki")
+    stats = run_wiki(settings, out=tmp_path / "wiki")
     titles = set(pq.read_table(tmp_path / "wiki" / "articles.parquet").column("title").to_pylist())
     assert titles == SNAPSHOT_EVENTS
     rejected = pq.read_table(tmp_path / "wiki" / "rejected.parquet").to_pylist()

@@ -36,9 +36,19 @@ def test_ray_chunks_and_vectors_equal_the_local_executor(
     docs = tmp_path / "documents.parquet"
     write_documents(docs, passages[:60])
     local_chunk = ChunkSettings(size=48, overlap=4)
-    run_chunk(local_chunk, {"web": docs}, tmp_path / "local" / "chunk")
+    run_chunk(
+        local_chunk,
+        documents=docs,
+        haystacks=tmp_path / "absent.parquet",
+        out=tmp_path / "local" / "chunk",
+    )
     ray_chunk = local_chunk.model_copy(update={"executor": "ray", "ray": RAY})
-    run_chunk(ray_chunk, {"web": docs}, tmp_path / "ray" / "chunk")
+    run_chunk(
+        ray_chunk,
+        documents=docs,
+        haystacks=tmp_path / "absent.parquet",
+        out=tmp_path / "ray" / "chunk",
+    )
     for name in ("chunks.parquet", "skipped.parquet"):
         local = pq.read_table(tmp_path / "local" / "chunk" / name)
         assert local.num_rows > 0 or name == "skipped.parquet"
@@ -50,8 +60,8 @@ def test_ray_chunks_and_vectors_equal_the_local_executor(
     ray_embed = EmbedSettings.model_validate(
         {**base, "cache": tmp_path / "ray.sqlite", "executor": "ray", "ray": RAY.model_dump()}
     )
-    run_embed(local_embed, chunks, tmp_path / "local" / "embed")
-    stats = run_embed(ray_embed, chunks, tmp_path / "ray" / "embed")
+    run_embed(local_embed, chunks=chunks, out=tmp_path / "local" / "embed")
+    stats = run_embed(ray_embed, chunks=chunks, out=tmp_path / "ray" / "embed")
     assert stats.counts["embedded"] == stats.counts["chunks"]
     a = pq.read_table(tmp_path / "local" / "embed" / "vectors" / "embeddings.parquet")
     b = pq.read_table(tmp_path / "ray" / "embed" / "vectors" / "embeddings.parquet")

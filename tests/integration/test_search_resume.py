@@ -28,11 +28,11 @@ def test_a_query_without_hits_is_asked_once(tmp_path, monkeypatch):
         GoogleCSE, "from_env", classmethod(lambda cls, **kw: cls("k", "cx", http=google, **kw))
     )
     params = load_params(ROOT / "params.yaml")
-    run_wiki(params.wiki, tmp_path / "wiki")
-    run_web(sources, tmp_path / "wiki" / "articles.parquet", tmp_path / "out")
+    run_wiki(params.wiki, out=tmp_path / "wiki")
+    run_web(sources, articles=tmp_path / "wiki" / "articles.parquet", out=tmp_path / "out")
     assert len(google.request_sequence) == 1
     markers = [e for e in read_entries(tmp_path / "search.jsonl") if e.query == asked]
     assert len(markers) == 1 and isinstance(markers[0], NoHits)
 
-    run_web(sources, tmp_path / "wiki" / "articles.parquet", tmp_path / "again")
+    run_web(sources, articles=tmp_path / "wiki" / "articles.parquet", out=tmp_path / "again")
     assert len(google.request_sequence) == 1  # the rerun did not ask Google again

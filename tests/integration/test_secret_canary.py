@@ -36,10 +36,12 @@ def test_key_reaches_no_file_and_no_log(tmp_path, monkeypatch, caplog, no_networ
         GoogleCSE, "from_env", classmethod(lambda cls, **kw: cls(KEY, CSE, http=google, **kw))
     )
     params = load_params(ROOT / "params.yaml")
-    run_wiki(params.wiki, tmp_path / "wiki")
+    run_wiki(params.wiki, out=tmp_path / "wiki")
     caplog.set_level(logging.DEBUG)
     with no_network():  # every URL is archived already; Google answers from the test double
-        stats = run_web(sources, tmp_path / "wiki" / "articles.parquet", tmp_path / "out")
+        stats = run_web(
+            sources, articles=tmp_path / "wiki" / "articles.parquet", out=tmp_path / "out"
+        )
     assert stats.counts["candidates"] > 0
     recorded = (tmp_path / "search.jsonl").read_text()
     assert asked in recorded  # the live answer was recorded

@@ -44,7 +44,13 @@ def test_tiny_synthesis_finishes_records_failures_and_keeps_only_verified_items(
     )
     llm = llm_settings(server, tmp_path / "llm.sqlite")
     out = tmp_path / "first"
-    stats = run_summhay(settings, llm, out)
+    stats = run_summhay(
+        settings,
+        articles=tmp_path / "absent.parquet",
+        documents=tmp_path / "absent.parquet",
+        out=out,
+        llm=llm,
+    )
 
     saved = json.loads((out / "stats.json").read_text())
     assert saved["llm"]["backend"] == "openai" and saved["llm"]["calls"] > 0
@@ -66,7 +72,13 @@ def test_tiny_synthesis_finishes_records_failures_and_keeps_only_verified_items(
 
     # a second run asks nothing: every answer comes from the cache
     again = tmp_path / "second"
-    run_summhay(settings, llm, again)
+    run_summhay(
+        settings,
+        articles=tmp_path / "absent.parquet",
+        documents=tmp_path / "absent.parquet",
+        out=again,
+        llm=llm,
+    )
     rerun = json.loads((again / "stats.json").read_text())["llm"]
     assert (
         rerun["calls"] == 0

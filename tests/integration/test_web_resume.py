@@ -58,7 +58,7 @@ def _rows(path: Path) -> list[tuple[object, ...]]:
 def test_killed_live_run_resumes_without_refetching(tmp_path):
     shutil.copy(WEB / "search.jsonl", tmp_path / "search.jsonl")
     params = load_params(ROOT / "params.yaml")
-    run_wiki(params.wiki, tmp_path / "wiki")
+    run_wiki(params.wiki, out=tmp_path / "wiki")
     articles = tmp_path / "wiki" / "articles.parquet"
     traps = yaml.safe_load((WEB / "traps.yaml").read_text())
     hosts = sorted({host_of(u) for u in load_index(WEB / "archive")})
@@ -66,7 +66,7 @@ def test_killed_live_run_resumes_without_refetching(tmp_path):
     with serve_site(WEB / "site", traps, cert, key) as server:
         port = server.server_address[1]
         reference = _live_params(tmp_path, port, ca, tmp_path / "reference")
-        run_web(load_params(reference).sources, articles, tmp_path / "ref-out")
+        run_web(load_params(reference).web, articles=articles, out=tmp_path / "ref-out")
 
         resumed = _live_params(tmp_path, port, ca, tmp_path / "archive")
         stage = [
@@ -110,9 +110,9 @@ def test_killed_live_run_resumes_without_refetching(tmp_path):
     for name in ("out", "ref-out"):
         run_wikigen(
             params.wikigen,
-            articles,
-            tmp_path / name / "documents.parquet",
-            tmp_path / name / "entries",
+            articles=articles,
+            documents=tmp_path / name / "documents.parquet",
+            out=tmp_path / name / "entries",
         )
         rows = pq.read_table(tmp_path / name / "entries" / "entries.parquet").to_pylist()
         for row in rows:  # fetch times differ between the two runs; nothing else may

@@ -28,7 +28,7 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Params, Path]:
 
     tmp = tmp_path_factory.mktemp("web")
     params = load_params(ROOT / "params.yaml")
-    sources = params.sources.model_copy(
+    sources = params.web.model_copy(
         update={"archive": tmp / "archive", "search_log": tmp / "search.jsonl", "mode": "live"}
     )
     params = params.model_copy(update={"sources": sources})
@@ -40,9 +40,9 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Params, Path]:
 @pytest.fixture(scope="module")
 def documents(recorded, no_network_module):
     params, tmp = recorded
-    run_wiki(params.wiki, tmp / "wiki")
+    run_wiki(params.wiki, out=tmp / "wiki")
     with no_network_module() as attempts:
-        run_web(params.sources, tmp / "wiki" / "articles.parquet", tmp / "out")
+        run_web(params.web, articles=tmp / "wiki" / "articles.parquet", out=tmp / "out")
     assert attempts == []
     return pq.read_table(tmp / "out" / "documents.parquet").to_pylist()
 
@@ -89,9 +89,9 @@ def test_entries_follow_from_documents(recorded, documents):
     params, tmp = recorded
     run_wikigen(
         params.wikigen,
-        tmp / "wiki" / "articles.parquet",
-        tmp / "out" / "documents.parquet",
-        tmp / "entries",
+        articles=tmp / "wiki" / "articles.parquet",
+        documents=tmp / "out" / "documents.parquet",
+        out=tmp / "entries",
     )
     entries = pq.read_table(tmp / "entries" / "entries.parquet").to_pylist()
     assert {e["title"] for e in entries} == SNAPSHOT_EVENTS

@@ -25,11 +25,17 @@ def test_rr_articles_from_a_real_model_are_kept_judged_and_cached(
 ) -> None:  # fmt: skip
     entries = tmp_path / "entries.parquet"
     pq.write_table(pq.read_table(snapshot_entries).slice(0, 2), entries)
-    settings = params.resolved_baselines()
     small = {"retrievers": ["bm25"], "methods": ["rr"], "top_k": 2, "context_tokens": 700}
-    settings = settings.model_copy(update={"wikigen": settings.wikigen.model_copy(update=small)})
+    settings = params.wikigen_baselines.model_copy(update=small)
     llm = llm_settings(server, tmp_path / "llm.sqlite", max_tokens=160)
-    run_wikigen_baselines(settings, llm, entries, snapshot_chunks, tmp_path / "first")
+
+    def run(out: Path) -> None:
+        run_wikigen_baselines(
+            settings, entries=entries, chunks=snapshot_chunks, out=out, llm=llm,
+            retrieval=params.resolved_retrieval(),
+        )  # fmt: skip
+
+    run(tmp_path / "first")
     rows = pq.read_table(tmp_path / "first" / "articles.parquet").to_pylist()
     assert len(rows) == 2
     for row in rows:
@@ -44,7 +50,7 @@ def test_rr_articles_from_a_real_model_are_kept_judged_and_cached(
     first = json.loads((tmp_path / "first" / "stats.json").read_text())["llm"]
     assert first["calls"] > 0 and first["backend"] == "openai"
 
-    run_wikigen_baselines(settings, llm, entries, snapshot_chunks, tmp_path / "again")
+    run(tmp_path / "again")
     again = json.loads((tmp_path / "again" / "stats.json").read_text())["llm"]
     assert again["calls"] == 0 and again["cache_hits"] == again["asks"]
     assert (tmp_path / "again" / "articles.parquet").read_bytes() == (

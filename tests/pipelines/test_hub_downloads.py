@@ -7,10 +7,10 @@ from huggingface_hub import constants
 
 from builders.lveval.settings import HubSource
 from pipelines.embed.encoder import Encoder
+from pipelines.embed.models import ModelError, load_tokenizer
 from pipelines.embed.registry import resolve
 from pipelines.errors import ParamsError
 from pipelines.hub_downloads import ENV
-from pipelines.retrieval.models import ModelError, load_tokenizer
 from pipelines.sources.qa_dataset import hub_items
 from tests.support.network import no_network
 

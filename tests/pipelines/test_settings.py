@@ -1,3 +1,4 @@
+import sys
 from pathlib import Path
 
 import pytest
@@ -133,8 +134,8 @@ def test_a_reviewed_rules_file_is_taken_from_the_params_directory(tmp_path):
     ],
 )
 def test_fetch_addresses_are_checked_at_load_time(tmp_path, value, where, says):
-    message = _error(tmp_path, lambda d: d["sources"]["fetch"].update(value))
-    assert f"[sources -> fetch -> {where}]" in message and says in message
+    message = _error(tmp_path, lambda d: d["web"]["fetch"].update(value))
+    assert f"[web -> fetch -> {where}]" in message and says in message
 
 
 def test_fetch_addresses_accept_what_the_address_guard_accepts(tmp_path):
@@ -142,6 +143,42 @@ def test_fetch_addresses_accept_what_the_address_guard_accepts(tmp_path):
         "allow_addresses": ["127.0.0.1/32", "10.1.2.3/8", "::1", "fd00::/8", "192.168.0.7"],
         "resolve": {"*.example": "127.0.0.1:8443", "a.example": "::1", "b.example": "10.0.0.1"},
     }
-    params = load_params(_write_params(tmp_path, lambda d: d["sources"]["fetch"].update(fetch)))
-    assert params.sources.fetch.allow_addresses == fetch["allow_addresses"]
-    assert params.sources.fetch.resolve == fetch["resolve"]
+    params = load_params(_write_params(tmp_path, lambda d: d["web"]["fetch"].update(fetch)))
+    assert params.web.fetch.allow_addresses == fetch["allow_addresses"]
+    assert params.web.fetch.resolve == fetch["resolve"]
+
+
+@pytest.mark.parametrize(
+    ("old", "says"),
+    [
+        ("sources", "the 'web' key"),
+        ("baselines", "baselines.summhay -> summhay_baselines"),
+    ],
+)
+def test_a_key_of_an_older_params_file_names_its_new_home(tmp_path, old, says):
+    message = _error(tmp_path, lambda d: d.update({old: {"mode": "replay"}}))
+    assert f"[{old}] this key was renamed" in message and says in message
+
+
+@pytest.mark.parametrize(
+    ("key", "edit", "extra"),
+    [
+        ("embed -> faiss", lambda d: d["embed"].update(faiss=True), "faiss"),
+        ("embed -> executor", lambda d: d["embed"].update(executor="ray"), "ray"),
+        ("chunk -> executor", lambda d: d["chunk"].update(executor="ray"), "ray"),
+    ],
+)
+def test_check_names_the_key_and_extra_of_a_missing_optional_package(
+    tmp_path, monkeypatch, key, edit, extra
+):
+    from typer.testing import CliRunner
+
+    from pipelines.cli import app
+
+    path = _write_params(tmp_path, edit)
+    assert load_params(path)  # installed here: the setting is accepted
+    monkeypatch.setitem(sys.modules, extra, None)  # as if the package were not installed
+    result = CliRunner().invoke(app, ["check", "--params", str(path)])
+    assert result.exit_code == 2
+    assert f"[{key}] needs the '{extra}' package" in result.output
+    assert f"pip install 'benchsmith[{extra}]'" in result.output

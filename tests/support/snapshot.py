@@ -50,7 +50,7 @@ def live_web_missing_one_query(tmp: Path) -> tuple[Any, str, list[dict[str, Any]
     kept = [line for line, e in zip(lines, entries, strict=True) if e["query"] != asked]
     (tmp / "search.jsonl").write_text("\n".join(kept) + "\n")
     shutil.copytree(web / "archive", tmp / "archive")
-    sources = load_params(ROOT / "params.yaml").sources.model_copy(
+    sources = load_params(ROOT / "params.yaml").web.model_copy(
         update={"mode": "live", "archive": tmp / "archive", "search_log": tmp / "search.jsonl"}
     )
     return sources, asked, [e for e in entries if e["query"] == asked]

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator
+from pydantic import Field, StrictInt, field_validator
 
+from builders.settings import Strict
 from pipelines.sources.search.base import QUERY_FIELDS, normalize_domain, template_fields
 
 WIKIPEDIA_MIRRORS = (
@@ -31,10 +32,8 @@ WIKIPEDIA_MIRRORS = (
 dropped Wikipedia results; mirrors leak the same text under another name)."""
 
 
-class SearchSettings(BaseModel):
+class SearchSettings(Strict):
     """Where search documents come from; Google CSE keys come from the environment only."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     provider: str = Field(
         "recorded",

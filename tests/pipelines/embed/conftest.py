@@ -13,7 +13,7 @@ def tiny_bert(tmp_path_factory: pytest.TempPathFactory) -> Path:
     import torch
     from transformers import AutoTokenizer, BertConfig, BertModel
 
-    from pipelines.retrieval.models import default_minilm
+    from pipelines.embed.models import default_minilm
 
     folder = tmp_path_factory.mktemp("tiny-bert")
     tokenizer = AutoTokenizer.from_pretrained(default_minilm())

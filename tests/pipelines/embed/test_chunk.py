@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from pipelines.embed.chunk import chunk_spans, windows
+from pipelines.embed.chunk import chunk_document, chunk_spans, token_offsets, windows
 from pipelines.embed.settings import ChunkSettings
-from pipelines.stages.chunk import chunk_document, token_offsets
 
 TEXT = "  Alpha beta\tgamma delta.\n\nEpsilon zeta eta theta iota kappa  "
 

@@ -12,8 +12,8 @@ import pytest
 from pipelines.embed.agreement import agreement, neighbours
 from pipelines.embed.batching import padding_ratio, plan_batches
 from pipelines.embed.encoder import Encoder
+from pipelines.embed.models import ModelError, default_minilm
 from pipelines.embed.registry import ENCODERS, EncoderSpec, resolve
-from pipelines.retrieval.models import ModelError, default_minilm
 
 
 @pytest.fixture(scope="module")

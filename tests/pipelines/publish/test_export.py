@@ -81,22 +81,22 @@ def _same_rows(exported: pa.Table, source: pa.Table, key: str) -> None:
         assert exported.column(name).to_pylist() == source.column(name).to_pylist(), name
 
 
-def test_round_trip_equals_the_stage_outputs(hub_export, snapshot_data):
+def test_round_trip_equals_the_stage_outputs(hub_export, publish_data):
     wiki = hub_export / "wikigenbench"
     _same_rows(
         _loaded(wiki, "entries"),
-        pq.read_table(snapshot_data / "wikigen/entries.parquet"),
+        pq.read_table(publish_data / "wikigen/entries.parquet"),
         "event_id",
     )
     _same_rows(
-        _loaded(wiki, "documents"), pq.read_table(snapshot_data / "web/documents.parquet"), "doc_id"
+        _loaded(wiki, "documents"), pq.read_table(publish_data / "web/documents.parquet"), "doc_id"
     )
-    chunks = pq.read_table(snapshot_data / "chunk/chunks.parquet")
+    chunks = pq.read_table(publish_data / "chunk/chunks.parquet")
     web_chunks = chunks.filter(pc.equal(chunks.column("corpus"), "web"))
     exported_chunks = _loaded(wiki, "chunks")
     assert "corpus" not in exported_chunks.column_names
     _same_rows(exported_chunks, web_chunks, "chunk_id")
-    vectors = pq.read_table(snapshot_data / "embed/vectors/embeddings.parquet")
+    vectors = pq.read_table(publish_data / "embed/vectors/embeddings.parquet")
     web_ids = set(web_chunks.column("chunk_id").to_pylist())
     vectors = vectors.filter(pc.is_in(vectors.column("chunk_id"), pa.array(sorted(web_ids))))
     exported_vectors = _loaded(wiki, "embeddings_minilm")
@@ -104,17 +104,17 @@ def test_round_trip_equals_the_stage_outputs(hub_export, snapshot_data):
         web_chunks.column("entry_id").to_pylist()
     )
     _same_rows(exported_vectors.drop_columns(["entry_id"]), vectors, "chunk_id")
-    for record in sorted((snapshot_data / "lveval/records").glob("*.parquet")):
+    for record in sorted((publish_data / "lveval/records").glob("*.parquet")):
         _same_rows(_loaded(hub_export / "lveval", record.stem), pq.read_table(record), "input")
     _same_rows(
         _loaded(hub_export / "summhay", "haystacks"),
-        pq.read_table(snapshot_data / "summhay/haystacks.parquet"),
+        pq.read_table(publish_data / "summhay/haystacks.parquet"),
         "topic_id",
     )
 
 
-def test_splits_follow_the_entries(hub_export, snapshot_data):
-    entries = pq.read_table(snapshot_data / "wikigen/entries.parquet").to_pylist()
+def test_splits_follow_the_entries(hub_export, publish_data):
+    entries = pq.read_table(publish_data / "wikigen/entries.parquet").to_pylist()
     split_of = {e["event_id"]: e["split"] for e in entries}
     for split in {"train", "test"}:
         docs = load_dataset(str(hub_export / "wikigenbench"), "documents", split=split)
@@ -155,9 +155,9 @@ def test_card_metadata_is_present_and_well_typed(hub_export):
         assert (hub_export / name / "images" / "lengths.png").is_file()
 
 
-def test_card_reports_crawl_outcomes_and_documents_per_entry(hub_export, snapshot_data):
+def test_card_reports_crawl_outcomes_and_documents_per_entry(hub_export, publish_data):
     body = DatasetCard.load(hub_export / "wikigenbench" / "README.md").text
-    statuses = pq.read_table(snapshot_data / "web/documents.parquet", columns=["status"])
+    statuses = pq.read_table(publish_data / "web/documents.parquet", columns=["status"])
     dead = statuses.filter(pc.equal(statuses.column("status"), "dead")).num_rows
     assert dead > 0
     crawl = body[body.index("### Crawl outcomes") :]
@@ -203,8 +203,8 @@ DROP_TABLES = [
 
 
 @pytest.mark.parametrize(("name", "title", "source", "columns"), DROP_TABLES)
-def test_card_counts_every_dropped_item(hub_export, snapshot_data, name, title, source, columns):
-    rows = pq.read_table(snapshot_data / source, columns=columns).to_pylist()
+def test_card_counts_every_dropped_item(hub_export, publish_data, name, title, source, columns):
+    rows = pq.read_table(publish_data / source, columns=columns).to_pylist()
     expected = Counter(tuple("" if r[c] is None else str(r[c]) for c in columns) for r in rows)
     if name == "wikigenbench":
         assert sum(expected.values()) > 0  # the snapshot's dump has pages outside the window
@@ -270,7 +270,7 @@ def test_manifest_hashes_the_data_not_the_card(hub_export):
     }
 
 
-def test_url_only_export_drops_document_text_everywhere(snapshot_data, tmp_path):
+def test_url_only_export_drops_document_text_everywhere(publish_data, tmp_path):
     from pipelines.stages.publish import export_dataset
 
     settings = publish_settings(
@@ -278,7 +278,7 @@ def test_url_only_export_drops_document_text_everywhere(snapshot_data, tmp_path)
     )
     out = tmp_path / "wikigenbench"
     export_dataset(
-        DATASETS["wikigenbench"], settings, snapshot_data, out, ROOT, ROOT / "params.yaml"
+        DATASETS["wikigenbench"], settings, publish_data, out, ROOT, ROOT / "params.yaml"
     )
     documents = load_dataset(str(out), "documents", split="test")
     assert "text" not in documents.column_names and "snippet" not in documents.column_names
@@ -290,16 +290,16 @@ def test_url_only_export_drops_document_text_everywhere(snapshot_data, tmp_path)
     assert "benchsmith rehydrate" in (out / "README.md").read_text()
 
 
-def test_shards_roll_at_the_size_cap(snapshot_data, tmp_path):
+def test_shards_roll_at_the_size_cap(publish_data, tmp_path):
     spec = ConfigSpec("contexts", "lveval/records/*.parquet", "records")
-    source = snapshot_data / "lveval/records/events_mixup_8k.parquet"
+    source = publish_data / "lveval/records/events_mixup_8k.parquet"
     exported = export_config(
         "contexts",
         spec,
         source,
         None,
         {},
-        snapshot_data,
+        publish_data,
         tmp_path,
         url_only=False,
         shard_bytes=200_000,

@@ -171,7 +171,7 @@ def test_a_push_without_hf_token_fails_before_any_upload(hub_export, tmp_path, m
     [(None, False, "HF_TOKEN.*nothing was uploaded"), ("hf_canary", True, "HF_HUB_OFFLINE is set")],
 )
 def test_a_push_that_cannot_happen_fails_before_the_export_writes(
-    snapshot_data, tmp_path, monkeypatch, token, offline, message
+    publish_data, tmp_path, monkeypatch, token, offline, message
 ):
     from huggingface_hub import constants
 
@@ -184,8 +184,8 @@ def test_a_push_that_cannot_happen_fails_before_the_export_writes(
     with no_network() as attempts, pytest.raises(PublishError, match=message):
         run_publish(
             publish_settings(tmp_path, namespace="x", push=True),
-            snapshot_data,
-            out,
+            data=publish_data,
+            out=out,
             root=ROOT,
             params_file=ROOT / "params.yaml",
         )

@@ -29,7 +29,7 @@ def test_collect_redacts_the_snapshot_line_and_the_params(tmp_path):
     dumped = repr(found)
     assert "secret-pw" not in dumped and "S3CR3T" not in dumped
     assert "wiki.example" in found.snapshot
-    assert found.encoders == {"embed.model": "e5", "baselines.dense_model": "e5"}
+    assert found.encoders == {"embed.model": "e5", "retrieval.dense_model": "e5"}
 
 
 def test_the_publish_stage_depends_on_every_params_section_a_card_records():

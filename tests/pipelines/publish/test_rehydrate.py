@@ -17,9 +17,9 @@ from pipelines.cli import app
 from pipelines.publish.export import export_config
 from pipelines.publish.registry import DATASETS
 from pipelines.publish.rehydrate import rehydrate
-from pipelines.settings import FetchSettings
 from pipelines.snapshot.site_server import in_thread
 from pipelines.sources.extract import ExtractSettings, extract_one
+from pipelines.sources.web_settings import FetchSettings
 from tests.support.snapshot import ROOT
 
 STORY = (

@@ -13,8 +13,10 @@ import pytest
 from pipelines.embed.records import CHUNK_SCHEMA, SKIPPED_SCHEMA
 from pipelines.embed.settings import ChunkSettings, EmbedSettings
 from pipelines.outputs import TableWriter
+from pipelines.settings import Params
 from pipelines.stages.chunk import run_chunk
 from pipelines.stages.embed import AgreementError, run_embed
+from tests.support.snapshot import ROOT
 
 
 def write_documents(path: Path, texts: list[str]) -> None:
@@ -31,7 +33,12 @@ def write_documents(path: Path, texts: list[str]) -> None:
 def chunked(tmp_path: Path, passages: list[str]) -> Path:
     docs = tmp_path / "documents.parquet"
     write_documents(docs, passages[:40])
-    stats = run_chunk(ChunkSettings(size=64, overlap=8), {"web": docs}, tmp_path / "chunk")
+    stats = run_chunk(
+        ChunkSettings(size=64, overlap=8),
+        documents=docs,
+        haystacks=tmp_path / "absent.parquet",
+        out=tmp_path / "chunk",
+    )
     assert stats.counts["documents"] == 41 and stats.dropped == {"whitespace_only": 1}
     return tmp_path / "chunk" / "chunks.parquet"
 
@@ -56,7 +63,7 @@ def test_chunk_stage_writes_chunks_and_skips(chunked: Path) -> None:
 
 
 def test_embed_writes_one_float16_vector_per_chunk_in_order(tmp_path: Path, chunked: Path) -> None:
-    stats = run_embed(settings(tmp_path, faiss=True), chunked, tmp_path / "embed")
+    stats = run_embed(settings(tmp_path, faiss=True), chunks=chunked, out=tmp_path / "embed")
     out = tmp_path / "embed" / "vectors"
     table = pq.read_table(out / "embeddings.parquet")
     assert (
@@ -83,14 +90,24 @@ def test_embed_writes_one_float16_vector_per_chunk_in_order(tmp_path: Path, chun
 def test_rebuild_embeds_only_new_chunks(tmp_path: Path, passages: list[str]) -> None:
     docs = tmp_path / "documents.parquet"
     write_documents(docs, passages[:20])
-    run_chunk(ChunkSettings(), {"web": docs}, tmp_path / "chunk")
+    run_chunk(
+        ChunkSettings(),
+        documents=docs,
+        haystacks=tmp_path / "absent.parquet",
+        out=tmp_path / "chunk",
+    )
     chunks = tmp_path / "chunk" / "chunks.parquet"
-    first = run_embed(settings(tmp_path), chunks, tmp_path / "embed")
+    first = run_embed(settings(tmp_path), chunks=chunks, out=tmp_path / "embed")
     before = pq.read_table(tmp_path / "embed" / "vectors" / "embeddings.parquet")
     # new events bring new documents; the old ones keep their text
     write_documents(docs, passages[:30])
-    run_chunk(ChunkSettings(), {"web": docs}, tmp_path / "chunk")
-    second = run_embed(settings(tmp_path), chunks, tmp_path / "embed")
+    run_chunk(
+        ChunkSettings(),
+        documents=docs,
+        haystacks=tmp_path / "absent.parquet",
+        out=tmp_path / "chunk",
+    )
+    second = run_embed(settings(tmp_path), chunks=chunks, out=tmp_path / "embed")
     assert second.counts["cache_hits"] == first.counts["chunks"]
     assert second.counts["embedded"] == second.counts["chunks"] - first.counts["chunks"] > 0
     after = pq.read_table(tmp_path / "embed" / "vectors" / "embeddings.parquet")
@@ -99,12 +116,12 @@ def test_rebuild_embeds_only_new_chunks(tmp_path: Path, passages: list[str]) -> 
 
 def test_int8_is_refused_below_the_agreement_floor(tmp_path: Path, chunked: Path) -> None:
     with pytest.raises(AgreementError, match=r"embed mode int8 agrees with float32 at mean cosine"):
-        run_embed(settings(tmp_path, quantize="int8"), chunked, tmp_path / "embed")
+        run_embed(settings(tmp_path, quantize="int8"), chunks=chunked, out=tmp_path / "embed")
     assert not (tmp_path / "embed" / "vectors").exists()
     stats = run_embed(
         settings(tmp_path, quantize="int8", min_cosine=0.9, min_overlap=0.5),
-        chunked,
-        tmp_path / "embed",
+        chunks=chunked,
+        out=tmp_path / "embed",
     )
     saved = json.loads((tmp_path / "embed" / "stats.json").read_text())
     assert saved["agreement"]["mode"] == "int8" and saved["encoder"]["quantize"] == "int8"
@@ -112,13 +129,24 @@ def test_int8_is_refused_below_the_agreement_floor(tmp_path: Path, chunked: Path
     assert stats.counts["embedded"] == stats.counts["chunks"]
 
 
-def test_missing_chunks_name_the_stage_to_run(tmp_path: Path) -> None:
+def test_missing_inputs_name_the_stage_to_run(tmp_path: Path, params: Params) -> None:
+    from pipelines.dag.invoke import Workspace, run_stage
     from pipelines.errors import MissingInputError
 
-    with pytest.raises(MissingInputError, match="run 'dvc repro chunk' first"):
-        run_embed(settings(tmp_path), tmp_path / "none.parquet", tmp_path / "embed")
-    with pytest.raises(MissingInputError, match="run 'dvc repro web' first"):
-        run_chunk(ChunkSettings(), {"web": tmp_path / "none.parquet"}, tmp_path / "chunk")
+    where = Workspace(ROOT, ROOT / "params.yaml", data=tmp_path)
+    with pytest.raises(MissingInputError, match="the chunk stage writes it: run 'dvc repro chunk'"):
+        run_stage("embed", params, where)
+    with pytest.raises(MissingInputError, match="the web stage writes it: run 'dvc repro web'"):
+        run_stage("chunk", params, where)
+    # a path the table does not know still names what is missing
+    with pytest.raises(MissingInputError, match=r"none\.parquet \(corpus 'web'\)"):
+        run_chunk(
+            ChunkSettings(),
+            documents=tmp_path / "none.parquet",
+            haystacks=tmp_path / "absent.parquet",
+            out=tmp_path / "chunk",
+        )
+    assert not (tmp_path / "embed").exists() and not any((tmp_path / "chunk").iterdir())
 
 
 def test_write_table_appends_after_buffered_rows(tmp_path: Path) -> None:

@@ -14,10 +14,12 @@ import pytest
 from builders.lveval.contexts import level_words
 from builders.lveval.records import DROP_SCHEMA, QA_SCHEMA, RECORD_SCHEMA, VARIANTS
 from builders.lveval.settings import HubSource, KPRSettings
+from pipelines.dag.invoke import Workspace, run_stage
 from pipelines.errors import MissingInputError, ParamsError
 from pipelines.settings import Params
 from pipelines.stages.lveval import read_rules, run_lveval
 from pipelines.stages.lveval_baselines import run_lveval_baselines
+from tests.support.snapshot import ROOT
 
 
 @pytest.fixture(scope="module")
@@ -28,7 +30,19 @@ def entries(snapshot_entries: Path) -> Path:
 def build(params: Params, entries: Path, out: Path, root: Path | None = None, **lveval: object):
     llm = params.llm.model_copy(update={"cache": out.parent / "llm.sqlite"})
     settings = params.lveval.model_copy(update=lveval)
-    return run_lveval(settings, llm, entries, out, root=root or Path("."))
+    return run_lveval(settings, entries=entries, out=out, llm=llm, root=root or Path("."))
+
+
+def baselines(params: Params, settings, records: Path, out: Path, llm=None, embed_cache=None):
+    """The lveval_baselines stage with ``settings`` and the snapshot's retrieval settings."""
+    return run_lveval_baselines(
+        settings,
+        records=records,
+        out=out,
+        llm=llm or params.llm,
+        retrieval=params.resolved_retrieval(),
+        embed_cache=embed_cache,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -162,14 +176,10 @@ def test_a_local_hugging_face_dataset_becomes_a_subset_with_mapped_columns(
 def test_baselines_report_recall_and_ak_by_level_and_variant(
     tmp_path: Path, params: Params, built: Path
 ) -> None:
-    settings = params.baselines.model_copy(
-        update={
-            "lveval": params.baselines.lveval.model_copy(update={"retrievers": ["random", "bm25"]})
-        }
-    )
+    settings = params.lveval_baselines.model_copy(update={"retrievers": ["random", "bm25"]})
     llm = params.llm.model_copy(update={"cache": tmp_path / "llm.sqlite"})
     out = tmp_path / "baselines"
-    stats = run_lveval_baselines(settings, llm, built / "records", out)
+    stats = baselines(params, settings, built / "records", out, llm=llm)
     records = _records(built)
     assert stats.counts["records"] == stats.counts["answers_ok"] == len(records)
     metrics = json.loads((out / "lveval.json").read_text())
@@ -188,8 +198,10 @@ def test_baselines_report_recall_and_ak_by_level_and_variant(
     assert all(a["output_words"] == len(a["prediction"].split()) for a in answers)
     plot = (out / "ak_by_level.csv").read_text().splitlines()
     assert plot[0] == "level_words,clean,cfi,kpr,cfi_kpr" and len(plot) == 1 + len(levels)
-    with pytest.raises(MissingInputError, match="run 'dvc repro lveval' first"):
-        run_lveval_baselines(settings, llm, tmp_path / "none", tmp_path / "x")
+    with pytest.raises(
+        MissingInputError, match="the lveval stage writes it: run 'dvc repro lveval"
+    ):
+        run_stage("lveval_baselines", params, Workspace(ROOT, ROOT / "params.yaml", tmp_path))
 
 
 def test_dense_vectors_are_kept_in_the_embedding_cache_for_reruns(
@@ -202,9 +214,8 @@ def test_dense_vectors_are_kept_in_the_embedding_cache_for_reruns(
     records.mkdir()
     first = sorted((built / "records").glob("*.parquet"))[0]
     pq.write_table(pq.read_table(first).slice(0, 8), records / first.name)
-    lveval = params.baselines.lveval.model_copy(update={"retrievers": ["dense"], "answer": False})
-    settings = params.baselines.model_copy(update={"lveval": lveval})
-    scorer = shared_scorer(settings.dense_model)
+    settings = params.lveval_baselines.model_copy(update={"retrievers": ["dense"], "answer": False})
+    scorer = shared_scorer(params.resolved_retrieval().dense_model)
     embedded: list[int] = []
     real = scorer.embed
 
@@ -217,7 +228,7 @@ def test_dense_vectors_are_kept_in_the_embedding_cache_for_reruns(
     cache = tmp_path / "vectors.sqlite"
 
     def run(out: str) -> None:
-        run_lveval_baselines(settings, params.llm, records, tmp_path / out, embed_cache=cache)
+        baselines(params, settings, records, tmp_path / out, embed_cache=cache)
 
     run("a")
     stored = len(EmbeddingCache(cache))
@@ -238,13 +249,12 @@ def test_ak_thresholds_are_settings(tmp_path: Path, params: Params, built: Path)
     llm = params.llm.model_copy(update={"cache": tmp_path / "llm.sqlite"})
 
     def gates(**thresholds: float) -> list[bool | None]:
-        lveval = params.baselines.lveval.model_copy(update={"retrievers": []})
+        settings = params.lveval_baselines.model_copy(update={"retrievers": []})
         if thresholds:
-            ak = lveval.ak_thresholds.model_copy(update=thresholds)
-            lveval = lveval.model_copy(update={"ak_thresholds": ak})
-        settings = params.baselines.model_copy(update={"lveval": lveval})
+            ak = settings.ak_thresholds.model_copy(update=thresholds)
+            settings = settings.model_copy(update={"ak_thresholds": ak})
         out = tmp_path / f"out{len(thresholds)}"
-        run_lveval_baselines(settings, llm, records, out)
+        baselines(params, settings, records, out, llm=llm)
         return [a["gate_passed"] for a in pq.read_table(out / "answers.parquet").to_pylist()]
 
     assert False in gates()  # LV-Eval's 0.2 gates some of the template answers out

@@ -11,22 +11,17 @@ import pytest
 from builders.summhay.records import DROP_SCHEMA, HAYSTACK_SCHEMA, ORDER_SCHEMA, Haystack
 from pipelines.settings import Params
 from pipelines.stages.summhay import run_summhay
-from pipelines.stages.web import run_web
-from pipelines.stages.wiki import run_wiki
 
 
 @pytest.fixture(scope="module")
-def inputs(tmp_path_factory: pytest.TempPathFactory, params: Params) -> tuple[Path, Path]:
-    tmp = tmp_path_factory.mktemp("inputs")
-    run_wiki(params.wiki, tmp / "wiki")
-    run_web(params.sources, tmp / "wiki" / "articles.parquet", tmp / "web")
-    return tmp / "wiki" / "articles.parquet", tmp / "web" / "documents.parquet"
+def inputs(snapshot_data: Path) -> tuple[Path, Path]:
+    return snapshot_data / "wiki" / "articles.parquet", snapshot_data / "web" / "documents.parquet"
 
 
 def build(params: Params, inputs: tuple[Path, Path], out: Path, **summhay: object):
     llm = params.llm.model_copy(update={"cache": out.parent / "llm.sqlite"})
     settings = params.summhay.model_copy(update=summhay)
-    return run_summhay(settings, llm, out, articles_path=inputs[0], documents_path=inputs[1])
+    return run_summhay(settings, articles=inputs[0], documents=inputs[1], out=out, llm=llm)
 
 
 def test_stage_writes_verified_haystacks_variants_and_stats(

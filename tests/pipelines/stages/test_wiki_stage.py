@@ -13,7 +13,7 @@ from tests.support.snapshot import SNAPSHOT_EVENTS, SNAPSHOT_XML
 
 def test_stage_writes_articles_rejections_and_stats(tmp_path, params):
     out = tmp_path / "wiki"
-    stats = run_wiki(params.wiki, out)
+    stats = run_wiki(params.wiki, out=out)
 
     articles = pq.read_table(out / "articles.parquet")
     rejected = pq.read_table(out / "rejected.parquet")
@@ -31,7 +31,7 @@ def test_stage_writes_articles_rejections_and_stats(tmp_path, params):
 
 def test_records_round_trip_through_parquet(tmp_path, params):
     out = tmp_path / "wiki"
-    run_wiki(params.wiki, out)
+    run_wiki(params.wiki, out=out)
     stored = [Article.from_row(r) for r in pq.read_table(out / "articles.parquet").to_pylist()]
     dump = params.wiki.dump
     read = [
@@ -46,15 +46,15 @@ def test_records_round_trip_through_parquet(tmp_path, params):
 
 
 def test_same_inputs_give_identical_outputs(tmp_path, params):
-    run_wiki(params.wiki, tmp_path / "a")
-    run_wiki(params.wiki, tmp_path / "b")
+    run_wiki(params.wiki, out=tmp_path / "a")
+    run_wiki(params.wiki, out=tmp_path / "b")
     for name in ("articles.parquet", "rejected.parquet"):
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
 
 
 def test_failed_run_keeps_previous_outputs_and_leaves_no_partial_files(tmp_path, params):
     out = tmp_path / "wiki"
-    run_wiki(params.wiki, out)
+    run_wiki(params.wiki, out=out)
     before = {p.name: p.read_bytes() for p in out.iterdir()}
 
     broken = tmp_path / "broken.xml"
@@ -64,7 +64,7 @@ def test_failed_run_keeps_previous_outputs_and_leaves_no_partial_files(tmp_path,
         update={"dump": params.wiki.dump.model_copy(update={"path": broken})}
     )
     with pytest.raises(SourceFormatError, match=r"broken\.xml"):
-        run_wiki(bad_settings, out)
+        run_wiki(bad_settings, out=out)
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
 
 
@@ -73,7 +73,7 @@ def test_scratch_left_by_a_killed_run_is_cleared(tmp_path, params):
     stale = out / ".tmp-999999"
     stale.mkdir(parents=True)
     (stale / "articles.parquet").write_bytes(b"half written")
-    run_wiki(params.wiki, out)
+    run_wiki(params.wiki, out=out)
     assert not stale.exists()
     assert pq.read_table(out / "articles.parquet").num_rows > 0
 
@@ -92,7 +92,7 @@ def test_log_dates_are_looked_up_for_candidates_only(tmp_path, params):
     log_path.write_text(LOG)
     dump = params.wiki.dump.model_copy(update={"creation_dates": "log", "log_path": log_path})
     out = tmp_path / "wiki"
-    stats = run_wiki(params.wiki.model_copy(update={"dump": dump}), out)
+    stats = run_wiki(params.wiki.model_copy(update={"dump": dump}), out=out)
 
     articles = pq.read_table(out / "articles.parquet").to_pylist()
     assert [(a["title"], a["created_at_source"]) for a in articles] == [

@@ -10,13 +10,16 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
+from pipelines.dag.invoke import Workspace, run_stage
 from pipelines.errors import MissingInputError
+from pipelines.evaluation.settings import WikigenBaselines
 from pipelines.evaluation.wikigen import ARTICLE_SCHEMA, RETRIEVAL_SCHEMA
 from pipelines.retrieval.tokens import TokenCounter
-from pipelines.settings import BaselinesSettings, Params
+from pipelines.settings import Params
 from pipelines.stages.wikigen_baselines import run_wikigen_baselines
 from tests.pipelines.llm.conftest import settings_for
 from tests.support.openai_server import openai_server
+from tests.support.snapshot import ROOT
 
 
 @pytest.fixture(scope="module")
@@ -25,17 +28,31 @@ def inputs(snapshot_entries: Path, snapshot_chunks: Path) -> tuple[Path, Path]:
     return snapshot_entries, snapshot_chunks
 
 
+def run(params: Params, settings: WikigenBaselines, inputs, out: Path, llm):
+    """The wikigen_baselines stage on ``inputs`` (entries, chunks) with the snapshot's retrieval
+    settings."""
+    entries, chunks = inputs
+    return run_wikigen_baselines(
+        settings,
+        entries=entries,
+        chunks=chunks,
+        out=out,
+        llm=llm,
+        retrieval=params.resolved_retrieval(),
+    )
+
+
 @pytest.fixture(scope="module")
 def built(inputs, params: Params, tmp_path_factory: pytest.TempPathFactory) -> Path:
     tmp = tmp_path_factory.mktemp("wikigen-baselines-out")
     llm = params.llm.model_copy(update={"cache": tmp / "llm.sqlite"})
-    run_wikigen_baselines(params.resolved_baselines(), llm, *inputs, tmp / "out")
+    run(params, params.wikigen_baselines, inputs, tmp / "out", llm)
     return tmp / "out"
 
 
 def test_contexts_fit_budget_and_top_k_and_come_from_the_entry(inputs, built, params) -> None:
     entries_path, chunks_path = inputs
-    s = params.baselines.wikigen
+    s = params.wikigen_baselines
     table = pq.read_table(built / "retrieval.parquet")
     assert table.schema.equals(RETRIEVAL_SCHEMA, check_metadata=False)
     rows = table.to_pylist()
@@ -65,7 +82,7 @@ def test_contexts_fit_budget_and_top_k_and_come_from_the_entry(inputs, built, pa
 
 
 def test_every_article_is_written_judged_and_scored(built, params) -> None:
-    s = params.baselines.wikigen
+    s = params.wikigen_baselines
     table = pq.read_table(built / "articles.parquet")
     assert table.schema.equals(ARTICLE_SCHEMA, check_metadata=False)
     rows = table.to_pylist()
@@ -104,18 +121,18 @@ def _good(body: dict[str, Any], n: int) -> str:
     return "==Overview==\nThe event happened.[1] It was reported widely.[2]"
 
 
-def _small(params: Params) -> BaselinesSettings:
-    settings = params.resolved_baselines()
-    wikigen = settings.wikigen.model_copy(update={"retrievers": ["bm25"], "prr_retriever": "bm25"})
-    return settings.model_copy(update={"wikigen": wikigen})
+def _small(params: Params) -> WikigenBaselines:
+    return params.wikigen_baselines.model_copy(
+        update={"retrievers": ["bm25"], "prr_retriever": "bm25"}
+    )
 
 
 def test_a_rerun_asks_the_model_nothing_again(inputs, params, tmp_path: Path) -> None:
     with openai_server(_good) as (url, seen):
         llm = settings_for(url, tmp_path)
-        run_wikigen_baselines(_small(params), llm, *inputs, tmp_path / "first")
+        run(params, _small(params), inputs, tmp_path / "first", llm)
         first = seen.count
-        run_wikigen_baselines(_small(params), llm, *inputs, tmp_path / "again")
+        run(params, _small(params), inputs, tmp_path / "again", llm)
     assert first > 0 and seen.count == first
     stats = json.loads((tmp_path / "again" / "stats.json").read_text())["llm"]
     # asks repeated within a run (a sentence and a chunk met twice) were cache hits already
@@ -141,7 +158,7 @@ def _reply(body: dict[str, Any], n: int) -> str:
 def test_bad_model_output_is_kept_with_a_reason(inputs, params, tmp_path: Path) -> None:
     with openai_server(_reply) as (url, _):
         llm = settings_for(url, tmp_path, reasks=0)
-        stats = run_wikigen_baselines(_small(params), llm, *inputs, tmp_path / "out")
+        stats = run(params, _small(params), inputs, tmp_path / "out", llm)
     rows = pq.read_table(tmp_path / "out" / "articles.parquet").to_pylist()
     prr = [r for r in rows if r["method"] == "prr"]
     assert prr and all(r["status"] == "failed" and "outline" in r["reason"] for r in prr)
@@ -159,12 +176,19 @@ def test_bad_model_output_is_kept_with_a_reason(inputs, params, tmp_path: Path) 
 
 def test_missing_or_chunkless_inputs_name_what_to_run(inputs, params, tmp_path: Path) -> None:
     entries, chunks = inputs
-    settings: BaselinesSettings = params.resolved_baselines()
-    with pytest.raises(MissingInputError, match="dvc repro chunk"):
-        run_wikigen_baselines(settings, params.llm, entries, tmp_path / "none.parquet", tmp_path)
+    settings = params.wikigen_baselines
+    with pytest.raises(MissingInputError, match="the chunk stage writes it: run 'dvc repro chunk'"):
+        run_stage(
+            "wikigen_baselines",
+            params,
+            Workspace(ROOT, ROOT / "params.yaml"),
+            entries=entries,
+            chunks=tmp_path / "none.parquet",
+            out=tmp_path / "out",
+        )
     summhay_only = tmp_path / "chunks.parquet"
     table = pq.read_table(chunks)
     pq.write_table(table.filter(pc.not_equal(table["corpus"], "web")), summhay_only)
     with pytest.raises(MissingInputError, match=r"add 'web' to chunk\.corpora"):
-        run_wikigen_baselines(settings, params.llm, entries, summhay_only, tmp_path / "out")
+        run(params, settings, (entries, summhay_only), tmp_path / "out", params.llm)
     assert not (tmp_path / "out").exists()

@@ -78,9 +78,9 @@ def test_model_written_items_are_checked_reasked_and_cached(
                 "retries": 0,
             }
         )
-        stats = run_lveval(settings, llm, snapshot_entries, tmp_path / "a")
+        stats = run_lveval(settings, entries=snapshot_entries, out=tmp_path / "a", llm=llm)
         calls = log.count
-        again = run_lveval(settings, llm, snapshot_entries, tmp_path / "b")
+        again = run_lveval(settings, entries=snapshot_entries, out=tmp_path / "b", llm=llm)
         assert log.count == calls  # every answer came from the cache
     summary = json.loads((tmp_path / "a" / "stats.json").read_text())["llm"]
     facts = summary["by_prompt"]["lveval/confusing_fact"]

@@ -1,4 +1,5 @@
-"""The baselines stage on the snapshot's haystacks: contexts within budget, bounds, scores."""
+"""The summhay_baselines stage on the snapshot's haystacks: contexts within budget, bounds,
+scores."""
 
 from __future__ import annotations
 
@@ -9,37 +10,34 @@ import pyarrow.parquet as pq
 import pytest
 
 from builders.summhay.records import CONTEXT_SCHEMA, SCORE_SCHEMA
+from pipelines.dag.invoke import Workspace, run_stage
 from pipelines.errors import MissingInputError
 from pipelines.retrieval.tokens import TokenCounter
 from pipelines.settings import Params
-from pipelines.stages.baselines import run_baselines
-from pipelines.stages.summhay import run_summhay
-from pipelines.stages.web import run_web
-from pipelines.stages.wiki import run_wiki
+from pipelines.stages.summhay_baselines import run_summhay_baselines
+from tests.support.snapshot import ROOT
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory, params: Params) -> tuple[Path, Path]:
-    tmp = tmp_path_factory.mktemp("baselines")
-    run_wiki(params.wiki, tmp / "wiki")
-    run_web(params.sources, tmp / "wiki" / "articles.parquet", tmp / "web")
-    llm = params.llm.model_copy(update={"cache": tmp / "llm.sqlite"})
-    run_summhay(
-        params.summhay,
-        llm,
-        tmp / "summhay",
-        articles_path=tmp / "wiki" / "articles.parquet",
-        documents_path=tmp / "web" / "documents.parquet",
+def built(
+    tmp_path_factory: pytest.TempPathFactory, params: Params, snapshot_haystacks: Path
+) -> tuple[Path, Path]:
+    out = tmp_path_factory.mktemp("summhay-baselines") / "out"
+    run_summhay_baselines(
+        params.summhay_baselines,
+        haystacks=snapshot_haystacks,
+        out=out,
+        llm=params.llm,
+        retrieval=params.resolved_retrieval(),
     )
-    run_baselines(params.baselines, llm, tmp / "summhay" / "haystacks.parquet", tmp / "baselines")
-    return tmp / "summhay" / "haystacks.parquet", tmp / "baselines"
+    return snapshot_haystacks, out
 
 
 def test_contexts_fit_the_budget_and_bounds_match_them(built, params: Params) -> None:
     haystacks_path, out = built
     contexts = pq.read_table(out / "summhay_contexts.parquet")
     assert contexts.schema.equals(CONTEXT_SCHEMA, check_metadata=False)
-    budget = params.baselines.summhay.context_tokens
+    budget = params.summhay_baselines.context_tokens
     texts = {
         d["document_id"] + r["topic_id"]: d["text"]
         for r in pq.read_table(haystacks_path).to_pylist()
@@ -47,7 +45,7 @@ def test_contexts_fit_the_budget_and_bounds_match_them(built, params: Params) ->
     }
     counter = TokenCounter()
     rows = contexts.to_pylist()
-    retrievers = set(params.baselines.summhay.retrievers)
+    retrievers = set(params.summhay_baselines.retrievers)
     assert {r["retriever"] for r in rows} == retrievers
     for row in rows:
         assert row["document_ids"] and row["context_tokens"] <= budget
@@ -90,5 +88,7 @@ def test_every_context_is_summarized_judged_and_scored(built, params: Params) ->
 
 
 def test_missing_haystacks_name_the_stage_to_run(tmp_path: Path, params: Params) -> None:
-    with pytest.raises(MissingInputError, match="run 'dvc repro summhay' first"):
-        run_baselines(params.baselines, params.llm, tmp_path / "none.parquet", tmp_path / "out")
+    where = Workspace(ROOT, ROOT / "params.yaml", data=tmp_path)
+    with pytest.raises(MissingInputError, match="the summhay stage writes it: run 'dvc repro summ"):
+        run_stage("summhay_baselines", params, where)
+    assert not (tmp_path / "summhay_baselines").exists()

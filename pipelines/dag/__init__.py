@@ -1,0 +1,1 @@
+"""The pipeline declared once: the stage table, and what is made from it (dvc.yaml, runs)."""

@@ -1,0 +1,67 @@
+"""``dvc.yaml`` made from the stage table.
+
+Each stage's dependencies are its inputs (other stages' outputs), the input files its settings
+name (``${wiki.dump.path}``, interpolated by DVC), the prompt files it renders, other folders it
+reads, and the import closure of its run function's module; its params are its own key plus what
+it uses. Metrics and plots are declared as such (``cache: false``), never as uncached ``outs``,
+so DVC's run cache can restore every stage.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from pipelines.dag.closure import closure
+from pipelines.dag.spec import DATA, Stage
+from pipelines.dag.table import SHARED, STAGES
+
+HEADER = (
+    "# Generated from the stage table (pipelines/dag/table.py) by `benchsmith dag --write`;\n"
+    "# do not edit: change the table and regenerate. A test fails when this file is stale.\n"
+)
+PROMPTS = Path("pipelines/prompts")
+
+
+def code_deps(stage: Stage, root: Path) -> list[str]:
+    """The project files the stage's run function may execute."""
+    return [p.as_posix() for p in closure(stage.module, root)]
+
+
+def params_of(stage: Stage) -> list[str]:
+    """Its own ``params.yaml`` key, then the keys of what it uses and the other keys it reads."""
+    keys = [stage.name, *(k for use in stage.uses for k in SHARED[use].params), *stage.params]
+    return list(dict.fromkeys(keys))
+
+
+def stage_entry(stage: Stage, root: Path) -> dict[str, Any]:
+    """The ``dvc.yaml`` entry of one stage."""
+    folder = DATA / stage.name
+    deps = [(DATA / i.stage / i.path).as_posix() for i in stage.inputs]
+    deps += [f"${{{key}}}" for key in stage.files]
+    deps += [(PROMPTS / p).as_posix() for p in stage.prompts]
+    deps += [*stage.data_deps, *code_deps(stage, root)]
+    entry: dict[str, Any] = {
+        "cmd": f"benchsmith stage {stage.name}",
+        "deps": list(dict.fromkeys(deps)),
+        "params": params_of(stage),
+        "outs": [(folder / o).as_posix() for o in stage.outs],
+        "metrics": [{(folder / m).as_posix(): {"cache": False}} for m in stage.metrics],
+    }
+    if stage.plots:
+        entry["plots"] = [{(folder / p.path).as_posix(): {"cache": False}} for p in stage.plots]
+    return entry
+
+
+def dvc_yaml(root: Path) -> str:
+    """The whole ``dvc.yaml`` text for the project at ``root``."""
+    stages = {s.name: stage_entry(s, root) for s in STAGES.values()}
+    plots = [
+        {(DATA / s.name / p.path).as_posix(): {"title": p.title, "x": p.x, "y": list(p.y)}}
+        for s in STAGES.values()
+        for p in s.plots
+    ]
+    body = yaml.safe_dump({"stages": stages, "plots": plots}, sort_keys=False, width=100)
+    return HEADER + body

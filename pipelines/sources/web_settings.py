@@ -1,0 +1,89 @@
+"""Settings of the ``web`` stage: where related documents come from and the polite fetcher."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, StrictInt, field_validator
+
+from builders.settings import Strict
+from pipelines.paths import ProjectPath
+from pipelines.sources.address_guard import parse_network, parse_target
+from pipelines.sources.extract import ExtractSettings
+from pipelines.sources.search.settings import SearchSettings
+
+
+class FetchSettings(Strict):
+    """The polite web fetcher: limits, retries, and which addresses it may reach."""
+
+    contact: str = Field(
+        "https://github.com/benchsmith",
+        pattern=r"^https?://\S+$|^\S+@\S+\.\S+$",
+        description="Contact URL or e-mail sent in the User-Agent.",
+    )
+    robots_agent: str = Field("benchsmith", description="Token matched against robots.txt.")
+    concurrency: StrictInt = Field(16, gt=0, description="Requests in flight overall.")
+    per_host_concurrency: StrictInt = Field(2, gt=0, description="Requests in flight per host.")
+    per_host_delay_s: float = Field(1.0, ge=0, description="Gap between requests to one host.")
+    connect_timeout_s: float = Field(10.0, gt=0)
+    read_timeout_s: float = Field(20.0, gt=0)
+    total_timeout_s: float = Field(60.0, gt=0, description="Cap on one request, body included.")
+    max_bytes: StrictInt = Field(5_000_000, gt=0, description="Body cap, also after gunzip.")
+    max_redirects: StrictInt = Field(5, ge=0)
+    retries: StrictInt = Field(3, ge=0, description="Retries on 429 and 5xx.")
+    backoff_s: float = Field(1.0, ge=0, description="First backoff; doubles, with jitter.")
+    max_retry_after_s: float = Field(120.0, ge=0, description="Longest Retry-After honoured.")
+    content_types: list[str] = Field(
+        default_factory=lambda: ["text/html", "application/xhtml+xml", "text/plain"]
+    )
+    allow_addresses: list[str] = Field(
+        default_factory=list,
+        description=(
+            "Non-global IP networks or addresses that may be fetched anyway, e.g. 127.0.0.1/32 "
+            "(not host names); checked when params.yaml is loaded."
+        ),
+    )
+    resolve: dict[str, str] = Field(
+        default_factory=dict,
+        description=(
+            "Host patterns mapped to fixed IP addresses, an IPv4 one optionally with a port, "
+            "e.g. {'*.example': '127.0.0.1:8443'}; checked when params.yaml is loaded."
+        ),
+    )
+    ca_file: str | None = Field(None, description="Extra CA certificates to trust (PEM).")
+
+    @field_validator("allow_addresses")
+    @classmethod
+    def _networks(cls, networks: list[str]) -> list[str]:
+        for network in networks:
+            parse_network(network)
+        return networks
+
+    @field_validator("resolve")
+    @classmethod
+    def _targets(cls, mapping: dict[str, str]) -> dict[str, str]:
+        for pattern, target in mapping.items():
+            try:
+                parse_target(target)
+            except ValueError as exc:
+                raise ValueError(f"{pattern!r}: {exc}") from None
+        return mapping
+
+
+class WebSettings(Strict):
+    """The ``web`` stage: where related documents come from and how they are fetched."""
+
+    mode: Literal["replay", "live"] = Field(
+        "replay",
+        description=(
+            "replay: read fetches from the archive and search results from the log, with no "
+            "network; live: fetch and search for real, appending to both."
+        ),
+    )
+    archive: ProjectPath = Field(description="Folder of .warc.gz files: replayed, or appended to.")
+    search_log: ProjectPath = Field(
+        description="JSONL of search results: replayed, or appended to."
+    )
+    fetch: FetchSettings = Field(default_factory=FetchSettings)
+    search: SearchSettings = Field(default_factory=SearchSettings)
+    extract: ExtractSettings = Field(default_factory=ExtractSettings)
