@@ -19,7 +19,7 @@ from typing import Literal
 
 from rouge_score import rouge_scorer
 
-from builders.lveval.metrics import normalize_en, text_length, token_f1, tokens
+from builders.text import normalize_en, text_length, token_f1, tokens
 
 Unit = Literal["words", "characters", "tokens"]
 

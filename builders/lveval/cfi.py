@@ -14,9 +14,9 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
-from builders.lveval.metrics import tokens
 from builders.lveval.records import QAItem
-from builders.lveval.text import mentions, normal_form, sentences
+from builders.lveval.text import mentions, normal_form
+from builders.text import sentences, tokens
 
 MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August",
           "September", "October", "November", "December")  # fmt: skip

@@ -15,7 +15,8 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from builders.lveval.records import Passage, QAItem
-from builders.lveval.text import length, normal_form, sentence_starts
+from builders.lveval.text import length, normal_form
+from builders.text import sentence_starts
 
 HEADER_WORDS = 3
 """``### Passage N`` counts as three words."""

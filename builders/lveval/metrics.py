@@ -18,14 +18,12 @@ published code disagree:
 
 from __future__ import annotations
 
-import re
-import string
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-import jieba
+from builders.text import check_language, text_length, token_f1, tokens
 
 THRESHOLDS: dict[str, float] = {"en": 0.2, "zh": 0.4}
 
@@ -43,14 +41,6 @@ BLACKLIST_EN: frozenset[str] = frozenset(_WORDS_EN.split())
 BLACKLIST_ZH: frozenset[str] = frozenset(_WORDS_ZH.split())
 _BLACKLISTS = {"en": BLACKLIST_EN, "zh": BLACKLIST_ZH}
 
-ZH_PUNCTUATION = (
-    "！？｡。＂＃＄％＆＇（）＊＋，－／：；＜＝＞＠［＼］＾＿｀｛｜｝～｟｠｢｣､、〃》「」『』【】〔〕〖〗"
-    "〘〙〚〛〜〝〞〟〰〾〿–—‘’‛“”„‟…‧﹏."
-)
-_DROP_EN = str.maketrans("", "", string.punctuation)
-_DROP_ZH = str.maketrans("", "", string.punctuation + ZH_PUNCTUATION)
-_ARTICLES = re.compile(r"\b(?:a|an|the)\b")
-
 Language = Literal["en", "zh"]
 
 
@@ -65,36 +55,6 @@ class AKResult:
     prediction_words: int  # words (en) or characters without whitespace (zh)
 
 
-def normalize_en(text: str) -> str:
-    """Lower-case, drop ASCII punctuation and the articles a/an/the, collapse whitespace."""
-    text = text.lower().translate(_DROP_EN)
-    return " ".join(_ARTICLES.sub(" ", text).split())
-
-
-def tokens(text: str, language: str = "en") -> list[str]:
-    """Normalised English words, or normalised jieba segments for Chinese ("zh")."""
-    _check_language(language)
-    if language == "en":
-        return normalize_en(text).split()
-    segments = jieba.cut(text, cut_all=False)
-    cleaned = ("".join(s.lower().translate(_DROP_ZH).split()) for s in segments)
-    return [s for s in cleaned if s]
-
-
-def text_length(text: str, unit: Literal["words", "characters"] = "words") -> int:
-    """Whitespace-separated words, or characters not counting whitespace."""
-    return len(text.split()) if unit == "words" else sum(len(w) for w in text.split())
-
-
-def token_f1(pred_tokens: Sequence[str], ref_tokens: Sequence[str]) -> float:
-    """F1 of the multiset overlap; 0 when either side is empty or nothing overlaps."""
-    same = sum((Counter(pred_tokens) & Counter(ref_tokens)).values())
-    if same == 0:
-        return 0.0
-    precision, recall = same / len(pred_tokens), same / len(ref_tokens)
-    return 2 * precision * recall / (precision + recall)
-
-
 def ak_score(
     prediction: str,
     answers: Sequence[str],
@@ -105,7 +65,7 @@ def ak_score(
     threshold: float | None = None,
 ) -> AKResult:
     """Score one prediction with LV-Eval's AK metric (see the module docstring for the modes)."""
-    _check_language(language)
+    check_language(language)
     if not answers:
         raise ValueError("ak_score needs at least one reference answer")
     if mode not in ("readme", "reference_code"):
@@ -164,8 +124,3 @@ def _content_f1(pred: list[str], ref: list[str], blacklist: frozenset[str]) -> f
     if not content:
         return token_f1(pred, ref)
     return token_f1([w for w in pred if w not in blacklist], content)
-
-
-def _check_language(language: str) -> None:
-    if language not in THRESHOLDS:
-        raise ValueError(f"unknown language {language!r}: use 'en' or 'zh'")

@@ -7,7 +7,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from builders.lveval.records import Passage
-from builders.lveval.text import length, sentences
+from builders.lveval.text import length
+from builders.text import sentences
 
 
 def split_text(text: str, max_words: int, language: str = "en") -> list[str]:

@@ -16,9 +16,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from builders.lveval import cfi, kpr
-from builders.lveval.metrics import tokens
 from builders.lveval.records import Evidence, QAItem
-from builders.lveval.text import sentences
+from builders.text import sentences, tokens
 
 QUESTIONS: dict[str, tuple[str, str]] = {
     # field: (question with {name}, words the stating sentence must contain, "|"-separated)

@@ -10,29 +10,10 @@ least one gold document inside it: no summarizer can cover an insight it never s
 from __future__ import annotations
 
 import random
-import re
 from collections.abc import Mapping, Sequence
 
 from builders.summhay.records import Haystack
-
-_STOPWORDS = """
-    a about above after again against all am an and any are as at be because been before being
-    below between both but by can could did do does doing down during each few for from further had
-    has have having he her here hers herself him himself his how i if in into is it its itself just
-    me more most my myself no nor not now of off on once only or other our ours ourselves out over
-    own same she should so some such than that the their theirs them themselves then there these
-    they this those through to too under until up very was we were what when where which while who
-    whom why will with would you your yours yourself yourselves say says said tell told report
-    reports reported document documents discuss discussed"""
-STOPWORDS = frozenset(_STOPWORDS.split())
-"""English function words plus question verbs, ignored by the keyword retriever (SummHay's KWs
-used NLTK's list; this one is close to it and needs no download)."""
-_WORD = re.compile(r"[a-z0-9]+")
-
-
-def keywords(text: str) -> set[str]:
-    """Lower-cased content words of ``text``."""
-    return {w for w in _WORD.findall(text.lower()) if w not in STOPWORDS and len(w) > 1}
+from builders.text import keywords
 
 
 def keyword_scores(query: str, texts: Sequence[str]) -> list[float]:
@@ -50,19 +31,6 @@ def oracle_scores(haystack: Haystack, subtopic_id: str) -> list[float]:
 def random_scores(n: int, rng: random.Random) -> list[float]:
     """Rand: seeded random relevance."""
     return [rng.random() for _ in range(n)]
-
-
-def fill_context(
-    document_ids: Sequence[str], scores: Sequence[float], tokens: Sequence[int], budget: int
-) -> list[str]:
-    """Documents in descending score (stable), each taken while it fits the token budget."""
-    order = sorted(range(len(document_ids)), key=lambda i: -scores[i])
-    chosen, used = [], 0
-    for i in order:
-        if used + tokens[i] <= budget:
-            chosen.append(document_ids[i])
-            used += tokens[i]
-    return chosen
 
 
 def coverage_bound(haystack: Haystack, subtopic_id: str, context: set[str]) -> tuple[int, int]:

@@ -13,11 +13,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from builders.summhay.retrieval import keywords
+from builders.text import keywords, specific_tokens
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
-_NUMBER = re.compile(r"\d[\d,.]*\d|\d")
-_NAME = re.compile(r"\b[A-Z][a-z]+\b")
 
 
 def summarize(v: Mapping[str, Any]) -> str:
@@ -36,16 +34,6 @@ def summarize(v: Mapping[str, Any]) -> str:
                 score[sentence] = overlap
     best = sorted(found, key=lambda s: (-score[s], -len(found[s]), s))[: v["bullets"]]
     return "\n".join(f"- {s} [{', '.join(dict.fromkeys(found[s]))}]" for s in best)
-
-
-def specific_tokens(text: str) -> set[str]:
-    """Numbers (without separators) and capitalised words after the first word."""
-    numbers = {n.replace(",", "").rstrip(".") for n in _NUMBER.findall(text)}
-    words = text.split()
-    names = set(_NAME.findall(" ".join(words[1:]))) | (
-        {words[0]} if words and _NAME.fullmatch(words[0]) else set()
-    )
-    return numbers | names
 
 
 def judge(v: Mapping[str, Any]) -> str:

@@ -15,9 +15,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from builders.lveval.text import sentences
-from builders.summhay.retrieval import keywords
-from builders.summhay.template_eval import specific_tokens
+from builders.text import keywords, sentences, specific_tokens
 
 _ENDED = re.compile(r"[.!?][\"')\u201d]*$")
 KEYWORD_SHARE = 0.6

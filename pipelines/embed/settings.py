@@ -129,6 +129,7 @@ class EmbedSettings(Strict):
         if value:
             require("faiss")
         return value
+
     cache: ProjectPath = Field(
         Path(".cache/embeddings/vectors.sqlite"),
         description="Embedding cache by model and text hash; survives dvc repro.",

@@ -13,11 +13,11 @@ from dataclasses import dataclass
 from statistics import fmean
 from typing import Any
 
+from builders.ranking import fill_context
 from builders.summhay.answers import JudgeAnswer, known_coverage
 from builders.summhay.records import Haystack, Subtopic
 from builders.summhay.retrieval import (
     coverage_bound,
-    fill_context,
     keyword_scores,
     oracle_scores,
     random_scores,

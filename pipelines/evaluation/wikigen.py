@@ -27,8 +27,8 @@ import pyarrow.parquet as pq
 from pydantic import BaseModel
 
 from builders.leval.metrics import rouge
-from builders.summhay.retrieval import fill_context
-from builders.summhay.template_eval import specific_tokens
+from builders.ranking import fill_context
+from builders.text import specific_tokens
 from builders.wikigen.generation import (
     Claim,
     article_claims,

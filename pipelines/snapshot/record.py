@@ -60,7 +60,7 @@ class SiteSearch(SearchProvider):
 
 def record_web(params: Any, web_dir: Path) -> dict[str, Any]:
     """Rebuild ``web_dir/archive`` and the search log from ``web_dir/site``; return counts."""
-    sources = params.web
+    web = params.web
     site, manifest = web_dir / "site", web_dir / "pages.jsonl"
     traps = yaml.safe_load((web_dir / "traps.yaml").read_text("utf-8")) or {}
     wiki = params.wiki
@@ -72,19 +72,19 @@ def record_web(params: Any, web_dir: Path) -> dict[str, Any]:
     ]
     when = datetime.now(UTC).replace(microsecond=0)
     search = SiteSearch(manifest, when)
-    shutil.rmtree(sources.archive, ignore_errors=True)
-    sources.search_log.unlink(missing_ok=True)
-    log = SearchLog(sources.search_log)
+    shutil.rmtree(web.archive, ignore_errors=True)
+    web.search_log.unlink(missing_ok=True)
+    log = SearchLog(web.search_log)
     docs = []
     for article in events:
-        hits = search.search(article.title, num=sources.search.results_per_query)
+        hits = search.search(article.title, num=web.search.results_per_query)
         log.append(hits, query=article.title, provider=search.name)
         docs += candidates(
             event_id(article),
             article,
             hits,
             canonical_url,
-            lambda url: is_excluded(url, sources.search.exclude_domains),
+            lambda url: is_excluded(url, web.search.exclude_domains),
         )
     urls = list(dict.fromkeys(d.url for d in docs if d.status == PENDING))
     hosts = sorted({host_of(u) for u in urls} | {p.name for p in site.iterdir() if p.is_dir()})
@@ -92,7 +92,7 @@ def record_web(params: Any, web_dir: Path) -> dict[str, Any]:
         ca, cert, key = make_certificates(Path(tmp), hosts)
         with serve_site(site, traps, cert, key) as server:
             port = server.server_address[1]
-            fetch = sources.fetch.model_copy(
+            fetch = web.fetch.model_copy(
                 update={
                     "resolve": {"*.example": f"127.0.0.1:{port}"},
                     "allow_addresses": ["127.0.0.1/32"],
@@ -102,7 +102,7 @@ def record_web(params: Any, web_dir: Path) -> dict[str, Any]:
                     "total_timeout_s": 4.0,
                 }
             )
-            archive = WarcArchive(sources.archive)
+            archive = WarcArchive(web.archive)
             try:
 
                 async def run() -> list[Any]:

@@ -32,7 +32,7 @@ def make_certificates(folder: Path, hosts: list[str]) -> tuple[Path, Path, Path]
     """Write ``ca.pem``, ``server.pem`` and ``server.key`` for ``hosts`` into ``folder``.
 
     The CA exists only for one recording session; the fetcher trusts it through
-    ``sources.fetch.ca_file`` and nothing else ever does.
+    ``web.fetch.ca_file`` and nothing else ever does.
     """
     now = dt.datetime.now(dt.UTC)
     ca_key = ec.generate_private_key(ec.SECP256R1())

@@ -11,7 +11,8 @@ from builders.lveval.answers import QuestionDraft, Quote
 from builders.lveval.qa import to_item
 from builders.lveval.records import Drop, Passage, QAItem
 from builders.lveval.settings import HubSource
-from builders.lveval.text import mentions, sentences
+from builders.lveval.text import mentions
+from builders.text import sentences
 from pipelines.errors import ParamsError
 from pipelines.hub_downloads import hint, local_only
 

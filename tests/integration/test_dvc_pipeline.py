@@ -15,6 +15,7 @@ from tests.support.snapshot import SNAPSHOT_EVENTS
 
 pytestmark = pytest.mark.integration
 
+
 @pytest.fixture()
 def project(tmp_path: Path) -> Path:
     """A fresh copy of the tracked project in its own git repository, without dvc.lock."""

@@ -10,11 +10,8 @@ from builders.lveval.metrics import (
     THRESHOLDS,
     AKResult,
     ak_score,
-    normalize_en,
-    text_length,
-    token_f1,
-    tokens,
 )
+from builders.text import normalize_en, text_length, token_f1, tokens
 
 MODES = ("readme", "reference_code")
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 import random
 
+from builders.ranking import fill_context
 from builders.summhay import template_eval
 from builders.summhay.retrieval import (
     bounds_by_retriever,
     coverage_bound,
-    fill_context,
     keyword_scores,
     oracle_scores,
     random_scores,

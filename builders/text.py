@@ -1,0 +1,109 @@
+"""Text helpers shared by every benchmark family: keywords, specific tokens, sentence spans, and
+the SQuAD-style answer normalisation and token F1 that LV-Eval's and L-Eval's metrics use.
+
+No family module imports another family's helpers; they all import these.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from collections import Counter
+from collections.abc import Sequence
+from typing import Literal
+
+import jieba
+
+_STOPWORDS = """
+    a about above after again against all am an and any are as at be because been before being
+    below between both but by can could did do does doing down during each few for from further had
+    has have having he her here hers herself him himself his how i if in into is it its itself just
+    me more most my myself no nor not now of off on once only or other our ours ourselves out over
+    own same she should so some such than that the their theirs them themselves then there these
+    they this those through to too under until up very was we were what when where which while who
+    whom why will with would you your yours yourself yourselves say says said tell told report
+    reports reported document documents discuss discussed"""
+STOPWORDS = frozenset(_STOPWORDS.split())
+"""English function words plus question verbs, ignored by the keyword retriever (SummHay's KWs
+used NLTK's list; this one is close to it and needs no download)."""
+_WORD = re.compile(r"[a-z0-9]+")
+_NUMBER = re.compile(r"\d[\d,.]*\d|\d")
+_NAME = re.compile(r"\b[A-Z][a-z]+\b")
+
+
+def keywords(text: str) -> set[str]:
+    """Lower-cased content words of ``text``."""
+    return {w for w in _WORD.findall(text.lower()) if w not in STOPWORDS and len(w) > 1}
+
+
+def specific_tokens(text: str) -> set[str]:
+    """Numbers (without separators) and capitalised words after the first word."""
+    numbers = {n.replace(",", "").rstrip(".") for n in _NUMBER.findall(text)}
+    words = text.split()
+    names = set(_NAME.findall(" ".join(words[1:]))) | (
+        {words[0]} if words and _NAME.fullmatch(words[0]) else set()
+    )
+    return numbers | names
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])|(?<=[。！？])")
+
+
+def sentence_starts(text: str) -> list[int]:
+    """Offsets where sentences begin (0 first), after sentence-final punctuation and spaces."""
+    return [0, *(m.end() for m in _SENTENCE_END.finditer(text) if m.end() < len(text))]
+
+
+def sentences(text: str) -> list[tuple[int, int]]:
+    """``(start, end)`` of every sentence, end excluding trailing whitespace."""
+    starts = sentence_starts(text)
+    bounds = []
+    for start, nxt in zip(starts, [*starts[1:], len(text)], strict=True):
+        end = start + len(text[start:nxt].rstrip())
+        if end > start:
+            bounds.append((start, end))
+    return bounds
+
+
+ZH_PUNCTUATION = (
+    "！？｡。＂＃＄％＆＇（）＊＋，－／：；＜＝＞＠［＼］＾＿｀｛｜｝～｟｠｢｣､、〃》「」『』【】〔〕〖〗"
+    "〘〙〚〛〜〝〞〟〰〾〿–—‘’‛“”„‟…‧﹏."
+)
+_DROP_EN = str.maketrans("", "", string.punctuation)
+_DROP_ZH = str.maketrans("", "", string.punctuation + ZH_PUNCTUATION)
+_ARTICLES = re.compile(r"\b(?:a|an|the)\b")
+
+
+def normalize_en(text: str) -> str:
+    """Lower-case, drop ASCII punctuation and the articles a/an/the, collapse whitespace."""
+    text = text.lower().translate(_DROP_EN)
+    return " ".join(_ARTICLES.sub(" ", text).split())
+
+
+def tokens(text: str, language: str = "en") -> list[str]:
+    """Normalised English words, or normalised jieba segments for Chinese ("zh")."""
+    check_language(language)
+    if language == "en":
+        return normalize_en(text).split()
+    segments = jieba.cut(text, cut_all=False)
+    cleaned = ("".join(s.lower().translate(_DROP_ZH).split()) for s in segments)
+    return [s for s in cleaned if s]
+
+
+def text_length(text: str, unit: Literal["words", "characters"] = "words") -> int:
+    """Whitespace-separated words, or characters not counting whitespace."""
+    return len(text.split()) if unit == "words" else sum(len(w) for w in text.split())
+
+
+def token_f1(pred_tokens: Sequence[str], ref_tokens: Sequence[str]) -> float:
+    """F1 of the multiset overlap; 0 when either side is empty or nothing overlaps."""
+    same = sum((Counter(pred_tokens) & Counter(ref_tokens)).values())
+    if same == 0:
+        return 0.0
+    precision, recall = same / len(pred_tokens), same / len(ref_tokens)
+    return 2 * precision * recall / (precision + recall)
+
+
+def check_language(language: str) -> None:
+    if language not in ("en", "zh"):
+        raise ValueError(f"unknown language {language!r}: use 'en' or 'zh'")
