@@ -1,8 +1,11 @@
-"""Ranking helpers shared by the baselines of every family."""
+"""Ranking helpers shared by the baselines of every family: lexical scores and the token budget."""
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
+
+from builders.text import keywords
 
 
 def fill_context(
@@ -16,3 +19,14 @@ def fill_context(
             chosen.append(document_ids[i])
             used += tokens[i]
     return chosen
+
+
+def keyword_scores(query: str, texts: Sequence[str]) -> list[float]:
+    """KWs: the number of query keywords each document contains."""
+    wanted = keywords(query)
+    return [float(len(wanted & keywords(t))) for t in texts]
+
+
+def random_scores(n: int, rng: random.Random) -> list[float]:
+    """Rand: seeded random relevance."""
+    return [rng.random() for _ in range(n)]

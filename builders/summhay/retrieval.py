@@ -9,28 +9,15 @@ least one gold document inside it: no summarizer can cover an insight it never s
 
 from __future__ import annotations
 
-import random
 from collections.abc import Mapping, Sequence
 
 from builders.summhay.records import Haystack
-from builders.text import keywords
-
-
-def keyword_scores(query: str, texts: Sequence[str]) -> list[float]:
-    """KWs: the number of query keywords each document contains."""
-    wanted = keywords(query)
-    return [float(len(wanted & keywords(t))) for t in texts]
 
 
 def oracle_scores(haystack: Haystack, subtopic_id: str) -> list[float]:
     """Oracle: the number of the subtopic's insights each document carries."""
     ids = {i.insight_id for i in haystack.insights if i.subtopic_id == subtopic_id}
     return [float(len(ids & set(d.insight_ids))) for d in haystack.documents]
-
-
-def random_scores(n: int, rng: random.Random) -> list[float]:
-    """Rand: seeded random relevance."""
-    return [rng.random() for _ in range(n)]
 
 
 def coverage_bound(haystack: Haystack, subtopic_id: str, context: set[str]) -> tuple[int, int]:

@@ -109,7 +109,7 @@ _STAGES = (
         outs=("summhay_contexts.parquet", "summhay_scores.parquet"),
         metrics=("summhay.json", "stats.json"),
         prompts=("reask.j2", "summhay/summarize.j2", "summhay/judge.j2"),
-        uses=("llm", "retrieval"),
+        uses=("llm", "retrieval", "embed_cache"),
     ),
     Stage(
         "chunk",

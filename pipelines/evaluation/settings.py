@@ -10,6 +10,10 @@ from pydantic import Field, StrictInt
 from builders.lveval.metrics import THRESHOLDS
 from builders.settings import Strict
 
+RetrieverName = Literal["random", "keywords", "tfidf", "bm25", "dense"]
+"""Retrievers of the registry (pipelines.retrieval.rankers), for every baselines stage."""
+
+
 RETRIEVERS = ("random", "keywords", "bm25", "dense", "oracle")
 """SummHay's RAG retrievers: Rand, KWs, BM25, a sentence encoder (Vect), and the Oracle."""
 
@@ -20,7 +24,7 @@ class SummhayBaselines(Strict):
     context_tokens: StrictInt = Field(
         15000, gt=0, description="RAG context budget (SummHay: 15,000 tokens for 16k generators)."
     )
-    retrievers: list[Literal["random", "keywords", "bm25", "dense", "oracle"]] = Field(
+    retrievers: list[RetrieverName | Literal["oracle"]] = Field(
         default_factory=lambda: list(RETRIEVERS)
     )
     summarize: bool = Field(
@@ -37,10 +41,6 @@ class AKThresholds(Strict):
 
     en: float = Field(THRESHOLDS["en"], ge=0, le=1)
     zh: float = Field(THRESHOLDS["zh"], ge=0, le=1)
-
-
-RetrieverName = Literal["random", "tfidf", "bm25", "dense"]
-"""Retrievers of the LV-Eval and WikiGenBench baselines (pipelines.retrieval.rankers)."""
 
 
 class LVEvalBaselines(Strict):

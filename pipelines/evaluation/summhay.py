@@ -7,49 +7,42 @@ insight against the summary's bullets, and score coverage, citation and joint.
 
 from __future__ import annotations
 
-import random
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from statistics import fmean
 from typing import Any
 
 from builders.ranking import fill_context
 from builders.summhay.answers import JudgeAnswer, known_coverage
 from builders.summhay.records import Haystack, Subtopic
-from builders.summhay.retrieval import (
-    coverage_bound,
-    keyword_scores,
-    oracle_scores,
-    random_scores,
-)
+from builders.summhay.retrieval import coverage_bound, oracle_scores
 from builders.summhay.scoring import Verdict, parse_summary, score_insights, summarize_scores
 from pipelines.evaluation.settings import SummhayBaselines
 from pipelines.llm import Ask, LLMClient, TextAnswer
+from pipelines.retrieval.rankers import rankers
 from pipelines.retrieval.settings import RetrievalSettings
 
 Scorer = Callable[[Haystack, Subtopic], list[float]]
 
 
-def scorers(settings: SummhayBaselines, retrieval: RetrievalSettings) -> dict[str, Scorer]:
-    """The configured retrievers, by name; models load only when their retriever is asked for."""
-    rng = random.Random(retrieval.seed)
+def scorers(
+    settings: SummhayBaselines, retrieval: RetrievalSettings, embed_cache: Path | None = None
+) -> dict[str, Scorer]:
+    """The configured retrievers, by name: the shared ones of :func:`rankers` (models load only
+    when asked for) over the haystack's documents, and SummHay's oracle."""
+    shared = rankers(
+        [n for n in settings.retrievers if n != "oracle"],
+        retrieval.seed,
+        retrieval.dense_model,
+        embed_cache,
+    )
     out: dict[str, Scorer] = {}
     for name in settings.retrievers:
-        if name == "random":
-            out[name] = lambda h, s: random_scores(len(h.documents), rng)
-        elif name == "keywords":
-            out[name] = lambda h, s: keyword_scores(s.query, [d.text for d in h.documents])
-        elif name == "bm25":
-            from pipelines.retrieval.bm25 import bm25_scores
-
-            out[name] = lambda h, s: bm25_scores(s.query, [d.text for d in h.documents])
-        elif name == "dense":
-            from pipelines.retrieval.dense import DenseScorer
-
-            encoder = DenseScorer(retrieval.dense_model)
-            out[name] = lambda h, s, e=encoder: e.scores(s.query, [d.text for d in h.documents])
-        elif name == "oracle":
+        if name == "oracle":
             out[name] = lambda h, s: oracle_scores(h, s.subtopic_id)
+        else:
+            out[name] = lambda h, s, r=shared[name]: r(s.query, [d.text for d in h.documents])
     return out
 
 

@@ -1,4 +1,5 @@
-"""Retrievers by name, as functions ``(query, texts) -> scores``, for the baselines stages.
+"""The one retriever registry: retrievers by name, as functions ``(query, texts) -> scores``,
+for every baselines stage.
 
 Dense passage vectors are kept in the embedding cache (by encoder and text) when one is given,
 so a rerun embeds only texts it has not seen.
@@ -55,13 +56,17 @@ class CachedDense:
 def rankers(
     names: Sequence[str], seed: int, dense_model: str | None, cache: Path | None = None
 ) -> dict[str, Ranker]:
-    """The named retrievers (random, tfidf, bm25, dense); the dense model loads only when asked
-    for, its vectors kept in the embedding cache at ``cache`` when given."""
+    """The named retrievers (random, keywords, tfidf, bm25, dense); the dense model loads only
+    when asked for, its vectors kept in the embedding cache at ``cache`` when given."""
     out: dict[str, Ranker] = {}
     for name in names:
         if name == "random":
             rng = random.Random(seed)
             out[name] = lambda q, texts, rng=rng: [rng.random() for _ in texts]
+        elif name == "keywords":
+            from builders.ranking import keyword_scores
+
+            out[name] = keyword_scores
         elif name == "tfidf":
             from pipelines.retrieval.tfidf import tfidf_scores
 
