@@ -27,7 +27,7 @@ from pipelines.llm.settings import LLMSettings
 from pipelines.llm.structured import AnswerError, Check, parse_answer
 from pipelines.llm.usage import LLMUsage
 from pipelines.progress import progress_iter
-from pipelines.retry import backoff_s
+from pipelines.retry import RetryPolicy
 
 log = logging.getLogger(__name__)
 
@@ -122,18 +122,19 @@ class LLMClient:
             self.usage.add(request.prompt, cache_hits=1)
             return hit
         s = self.settings
+        policy = RetryPolicy(s.retries, s.backoff_s, s.max_retry_after_s)
         for attempt in range(s.retries + 1):
             try:
                 response = self.backend.complete(request)
             except TransientError as exc:
                 self.usage.add(request.prompt, calls=1)
-                wait = exc.retry_after_s
-                if wait is None:
-                    wait = backoff_s(s.backoff_s, attempt)
-                if attempt == s.retries:
+                wait = policy.wait_s(attempt, exc.retry_after_s)
+                if policy.exhausted(attempt):
                     raise CallFailed(f"{exc.reason} after {attempt + 1} attempts") from None
-                if wait > s.max_retry_after_s:
-                    raise CallFailed(f"{exc.reason}; server asked to wait {wait:.0f} s") from None
+                if wait is None:
+                    raise CallFailed(
+                        f"{exc.reason}; server asked to wait {exc.retry_after_s:.0f} s"
+                    ) from None
                 self.usage.add(request.prompt, retries=1)
                 log.debug("%s: %s, retrying in %.1f s", request.prompt, exc.reason, wait)
                 self._sleep(wait)

@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 from pipelines.publish.export import PublishError
 from pipelines.publish.manifest import MANIFEST, Manifest, published_files
 from pipelines.publish.settings import PublishSettings
-from pipelines.retry import backoff_s, retry_after_s
+from pipelines.retry import RetryPolicy, retry_after_s
 
 log = logging.getLogger("pipelines.publish")
 T = TypeVar("T")
@@ -208,20 +208,23 @@ class Retry:
     def __call__(self, call: Callable[[], T]) -> T:
         from huggingface_hub.errors import HfHubHTTPError
 
+        policy = RetryPolicy(self.retries, self.base_s, max_retry_after_s=float("inf"))
         attempt = 0
         while True:
             try:
                 return call()
             except HfHubHTTPError as exc:
                 status = exc.response.status_code if exc.response is not None else None
-                if status not in RETRY_STATUS or attempt >= self.retries:
+                if status not in RETRY_STATUS or policy.exhausted(attempt):
                     raise
-                after = retry_after_s(exc.response.headers.get("Retry-After"))
+                wait = policy.wait_s(
+                    attempt, retry_after_s(exc.response.headers.get("Retry-After"))
+                )
             except OSError:
-                if attempt >= self.retries:
+                if policy.exhausted(attempt):
                     raise
-                after = None
-            wait = after if after is not None else backoff_s(self.base_s, attempt)
+                wait = policy.wait_s(attempt)
+            assert wait is not None  # never exhausted here, and no wait is too long for the Hub
             self.waits.append(wait)
             log.info("Hub answered busy or failed; retrying in %.1f s", wait)
             self.sleep(wait)

@@ -22,7 +22,7 @@ import httpcore
 import httpx
 
 from pipelines import __version__
-from pipelines.retry import backoff_s, retry_after_s
+from pipelines.retry import RetryPolicy, retry_after_s
 from pipelines.sources.address_guard import AddressPolicy, BlockedAddressError, GuardedBackend
 from pipelines.sources.http_body import TooLargeError, decode_text, decompress, media_type
 from pipelines.sources.robots import allowed, parse_robots
@@ -248,14 +248,13 @@ class Fetcher:
 
     async def _with_retries(self, url: str) -> tuple[_Response, int]:
         s = self.settings
+        policy = RetryPolicy(s.retries, s.backoff_s, s.max_retry_after_s)
         for attempt in range(s.retries + 1):
             response = await self._request(url)
             if response.status != 429 and response.status < 500:
                 return response, attempt + 1
-            wait = retry_after_s(response.header("retry-after"))
+            wait = policy.wait_s(attempt, retry_after_s(response.header("retry-after")))
             if wait is None:
-                wait = backoff_s(s.backoff_s, attempt)
-            if attempt == s.retries or wait > s.max_retry_after_s:
                 return response, attempt + 1
             await self._sleep(wait)
         raise AssertionError("unreachable")

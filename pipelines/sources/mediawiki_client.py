@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import random
 import time
 from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
@@ -11,6 +10,7 @@ from typing import Any
 
 from pipelines import __version__
 from pipelines.errors import WikiApiError
+from pipelines.retry import RetryPolicy, backoff_s
 from pipelines.sources.wiki_settings import ApiSettings
 from pipelines.sources.xml_source import parse_timestamp
 
@@ -65,8 +65,9 @@ class MediaWikiClient:
         if self.settings.maxlag_s:
             params["maxlag"] = self.settings.maxlag_s
         problem = ""
+        policy = RetryPolicy(self.settings.retries)
         for attempt in range(self.settings.retries + 1):
-            wait = min(60.0, 2.0**attempt) * (0.5 + random.random() / 2)
+            asked = None
             try:
                 answer = self.wiki.wiki_request(dict(params))
             except MediaWikiForbidden as exc:
@@ -84,18 +85,20 @@ class MediaWikiClient:
                     problem = "empty or non-JSON answer (rate limited or server error)"
                 elif error.get("code") == "maxlag":
                     problem = f"maxlag: replication lag {error.get('lag', '?')} s"
-                    wait = max(wait, float(error.get("lag") or 5))
+                    asked = max(backoff_s(1.0, attempt), float(error.get("lag") or 5))
                 elif _transient(error.get("code", "")):
                     problem = f"API error {error.get('code')}: {error.get('info')}"
                 else:
                     raise WikiApiError(
                         f"{self.settings.url}: API error {error.get('code')}: {error.get('info')}"
                     )
-            if attempt < self.settings.retries:
-                log.warning("%s: %s; retrying in %.1f s", self.settings.url, problem, wait)
-                self._sleep(wait)
+            wait = policy.wait_s(attempt, asked)
+            if wait is None:
+                break
+            log.warning("%s: %s; retrying in %.1f s", self.settings.url, problem, wait)
+            self._sleep(wait)
         raise WikiApiError(
-            f"{self.settings.url}: giving up after {self.settings.retries + 1} attempts: {problem}"
+            f"{self.settings.url}: giving up after {attempt + 1} attempts: {problem}"
         )
 
     def query(self, params: dict[str, Any]) -> Iterator[dict[str, Any]]:

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from typing import Any
 
+from pipelines.retry import RetryPolicy, retry_after_s
 from pipelines.sources.search.base import SearchError, SearchHit, SearchProvider, redact
 
 log = logging.getLogger(__name__)
@@ -53,8 +54,9 @@ def _guard_client_logs(secrets: tuple[str, ...]) -> None:
 class GoogleCSE(SearchProvider):
     """Search with a Programmable Search Engine, paging 10 at a time, retrying 429 and 5xx.
 
-    ``retries`` more attempts follow a 429 or 5xx answer (or a connection failure), after
-    ``backoff_s`` seconds, doubling each time; ``sleep``, ``http`` and ``clock`` are for tests.
+    ``retries`` more attempts follow a 429 or 5xx answer (or a connection failure), waiting as
+    :class:`~pipelines.retry.RetryPolicy` says (Retry-After, else ``backoff_s`` doubling with
+    jitter); ``sleep``, ``http`` and ``clock`` are for tests.
     """
 
     name = "google_cse"
@@ -159,8 +161,10 @@ class GoogleCSE(SearchProvider):
         if language:
             params["lr"] = language
         request = self._service.cse().list(**params)
+        policy = RetryPolicy(self.retries, self.backoff_s)
         for attempt in range(self.retries + 1):
             # Raise "from None" below: a chained HttpError would print its URI, key included.
+            asked = None
             try:
                 return request.execute()
             except HttpError as exc:
@@ -168,14 +172,15 @@ class GoogleCSE(SearchProvider):
                 problem = f"HTTP {status}: {redact(str(exc), self.secrets)}"
                 if status != 429 and status < 500:
                     raise SearchError(f"Google CSE refused query {query!r}: {problem}") from None
+                asked = retry_after_s(exc.resp.get("retry-after"))
             except (OSError, httplib2.HttpLib2Error) as exc:
                 problem = redact(f"{type(exc).__name__}: {exc}", self.secrets)
-            if attempt == self.retries:
+            wait = policy.wait_s(attempt, asked)
+            if wait is None:
                 raise SearchError(
                     f"Google CSE failed for query {query!r} (start {start}) after "
                     f"{attempt + 1} attempts: {problem}"
                 ) from None
-            wait = self.backoff_s * 2**attempt
             log.warning(
                 "google_cse: %s; retry %d of %d in %.1f s",
                 problem,

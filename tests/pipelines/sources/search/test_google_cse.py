@@ -78,7 +78,7 @@ def test_google_retries_429_with_backoff():
     )
     hits = cse.search(query, num=10)
     assert [h.rank for h in hits] == [1, 2, 3]
-    assert waits == [1.0]
+    assert len(waits) == 1 and 0.5 <= waits[0] < 1.0  # the shared policy: 1 s, with jitter
     assert [p["start"] for p in requested(http)] == ["1", "1"]
 
 
@@ -88,7 +88,7 @@ def test_google_persistent_503_raises_search_error_without_the_key(caplog):
         cse.search("down", num=10)
     err = info.value
     assert "503" in str(err) and "after 3 attempts" in str(err)
-    assert waits == [1.0, 2.0]
+    assert len(waits) == 2 and 0.5 <= waits[0] < 1.0 and 1.0 <= waits[1] < 2.0  # doubling
     printed = "".join(traceback.format_exception(err))
     for text in (str(err), repr(err), printed, caplog.text):
         assert KEY not in text
@@ -123,3 +123,12 @@ def test_google_from_env_reads_both_keys(monkeypatch):
     cse = GoogleCSE.from_env(retries=0, http=http)
     assert cse.secrets == (KEY, CSE_ID) and cse.retries == 0
     assert [h.url for h in cse.search("q", num=1)] == ["https://news1.example/2026/flood-1"]
+
+
+def test_google_waits_what_retry_after_asks():
+    query = "throttled"
+    throttled = failing(429, "rateLimitExceeded", "Quota exceeded")
+    throttled[0]["retry-after"] = "7"
+    cse, _, waits = _google([throttled, ok(search_page(query, 1, 3, 3))])
+    assert [h.rank for h in cse.search(query, num=10)] == [1, 2, 3]
+    assert waits == [7.0]
