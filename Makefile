@@ -7,6 +7,8 @@ PIP := $(BIN)/python -m pip
 # hand, point pip at PyTorch's CPU index: make repro TORCH_INDEX=https://download.pytorch.org/whl/cpu
 TORCH_SPEC ?= torch==2.13.0
 TORCH_INDEX ?=
+# test processes (pytest-xdist); each module runs whole on one of them
+TEST_WORKERS ?= auto
 # dvc.yaml calls `benchsmith`, so the venv's bin goes first on PATH
 export PATH := $(abspath $(BIN)):$(PATH)
 export DVC_NO_ANALYTICS := 1
@@ -32,7 +34,7 @@ repro: setup
 test: setup
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports --config pyproject.toml --no-cache
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup
 
 snapshot: setup
 	$(BIN)/benchsmith snapshot record-web

@@ -11,6 +11,22 @@ from pipelines.settings import Params, load_params
 from tests.support.snapshot import ROOT, SNAPSHOT_XML
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Groups for pytest-xdist's ``--dist loadgroup`` (what ``make test`` runs): a module runs
+    whole on one worker, so its module fixtures are built once; every test that talks to the
+    SmolLM server, or reads the publish export, shares one worker, so those session fixtures
+    start once."""
+    for item in items:
+        names = set(getattr(item, "fixturenames", ()))
+        if "server" in names:
+            group = "smollm"
+        elif names & {"publish_data", "hub_export"}:
+            group = "publish"
+        else:
+            group = item.nodeid.split("::")[0]
+        item.add_marker(pytest.mark.xdist_group(group))
+
+
 @pytest.fixture(scope="session")
 def params(tmp_path_factory: pytest.TempPathFactory) -> Params:
     """The project's own params.yaml, with the LLM and embedding caches in a temporary folder:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import asdict, dataclass
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import pyarrow as pa
 
@@ -100,6 +100,57 @@ class Drop:
     def to_row(self) -> dict[str, Any]:
         """Return the record as a row matching :data:`DROP_SCHEMA`."""
         return asdict(self)
+
+
+@dataclass(frozen=True)
+class EvidencePosition:
+    """Where one evidence span landed in a record's context."""
+
+    passage_id: str
+    passage: int
+    start: int
+    end: int
+    depth: float
+    text: str
+
+
+@dataclass(frozen=True)
+class EvalRecord:
+    """What a baseline reads of one LV-Eval record (a row of ``records/*.parquet``)."""
+
+    qa_id: str
+    dataset: str
+    language: str
+    level: str
+    level_words: int
+    variant: str
+    input: str
+    context: str
+    answers: list[str]
+    answer_keywords: str
+    evidence_positions: list[EvidencePosition]
+
+    COLUMNS: ClassVar[tuple[str, ...]] = (
+        "qa_id", "dataset", "language", "level", "level_words", "variant", "input", "context",
+        "answers", "answer_keywords", "evidence_positions",
+    )  # fmt: skip
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> EvalRecord:
+        """A record from a row read with :attr:`COLUMNS`."""
+        values = {k: row[k] for k in cls.COLUMNS}
+        values["evidence_positions"] = [EvidencePosition(**e) for e in row["evidence_positions"]]
+        return cls(**values)
+
+    def key(self) -> dict[str, Any]:
+        """The columns that name the record in every baseline table."""
+        return {
+            "qa_id": self.qa_id,
+            "dataset": self.dataset,
+            "level": self.level,
+            "level_words": self.level_words,
+            "variant": self.variant,
+        }
 
 
 _EVIDENCE = pa.struct(

@@ -5,9 +5,8 @@ from __future__ import annotations
 import hashlib
 from collections import Counter
 from collections.abc import Iterable
-from typing import Any
 
-from builders.wikigen.records import Article, WebDocument
+from builders.wikigen.records import Article, DocumentCount, Entry, EntryDocument, WebDocument
 
 
 def event_id(article: Article) -> str:
@@ -25,40 +24,30 @@ def assign_split(key: str, seed: int, test_fraction: float) -> str:
 
 def build_entry(
     article: Article, documents: Iterable[WebDocument], seed: int, test_fraction: float
-) -> dict[str, Any]:
-    """The entry row for one event (matching ``ENTRY_SCHEMA``)."""
+) -> Entry:
+    """The entry of one event: its article, its ``ok`` documents, every status counted."""
     key = event_id(article)
     docs = list(documents)
     counts = Counter((d.origin, d.status) for d in docs)
-    row = article.to_row()
-    return {
-        "event_id": key,
-        "title": article.title,
-        "url": article.url,
-        "split": assign_split(key, seed, test_fraction),
-        "created_at": article.created_at,
-        "summary": article.summary,
-        "outline": article.outline,
-        "sections": row["sections"],
-        "infobox": row["infobox"],
-        "infobox_type": article.infobox_type,
-        "references": row["references"],
-        "word_count": article.word_count,
-        "documents": [
-            {
-                "doc_id": d.doc_id,
-                "origin": d.origin,
-                "url": d.url,
-                "title": d.title,
-                "text": d.text,
-                "word_count": d.word_count,
-                "fetched_at": d.fetched_at,
-            }
+    return Entry(
+        event_id=key,
+        title=article.title,
+        url=article.url,
+        split=assign_split(key, seed, test_fraction),
+        created_at=article.created_at,
+        summary=article.summary,
+        outline=article.outline,
+        sections=article.sections,
+        infobox=article.infobox,
+        infobox_type=article.infobox_type,
+        references=article.references,
+        word_count=article.word_count,
+        documents=[
+            EntryDocument(d.doc_id, d.origin, d.url, d.title, d.text, d.word_count, d.fetched_at)
             for d in docs
             if d.status == "ok"
         ],
-        "document_counts": [
-            {"origin": origin, "status": status, "count": n}
-            for (origin, status), n in sorted(counts.items())
+        document_counts=[
+            DocumentCount(origin, status, n) for (origin, status), n in sorted(counts.items())
         ],
-    }
+    )

@@ -102,6 +102,65 @@ class Rejection:
         return asdict(self)
 
 
+@dataclass(frozen=True)
+class EntryDocument:
+    """A usable related document as an entry carries it."""
+
+    doc_id: str
+    origin: str
+    url: str
+    title: str
+    text: str
+    word_count: int
+    fetched_at: datetime | None
+
+
+@dataclass(frozen=True)
+class DocumentCount:
+    """How many candidates of one origin ended in one status."""
+
+    origin: str
+    status: str
+    count: int
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One WikiGenBench entry: an event's reference article, its usable documents, its split."""
+
+    event_id: str
+    title: str
+    url: str
+    split: str
+    created_at: datetime | None
+    summary: str
+    outline: list[str]
+    sections: list[Section]
+    infobox: dict[str, str]
+    infobox_type: str
+    references: list[Reference]
+    word_count: int
+    documents: list[EntryDocument]
+    document_counts: list[DocumentCount]
+
+    def to_row(self) -> dict[str, Any]:
+        """Return the record as a row matching :data:`ENTRY_SCHEMA`."""
+        row = asdict(self)
+        row["infobox"] = [{"key": k, "value": v} for k, v in self.infobox.items()]
+        return row
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> Entry:
+        """Rebuild a record from a row read back from Parquet."""
+        values = dict(row)
+        values["infobox"] = {kv["key"]: kv["value"] for kv in row["infobox"]}
+        values["sections"] = [Section(**s) for s in row["sections"]]
+        values["references"] = [Reference(**r) for r in row["references"]]
+        values["documents"] = [EntryDocument(**d) for d in row["documents"]]
+        values["document_counts"] = [DocumentCount(**c) for c in row["document_counts"]]
+        return cls(**values)
+
+
 _TS = pa.timestamp("ms", tz="UTC")  # Parquet keeps no coarser unit
 
 ARTICLE_SCHEMA = pa.schema(

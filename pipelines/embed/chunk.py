@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pipelines.embed.records import Chunk
 from pipelines.embed.settings import ChunkSettings
 
 _WORD = re.compile(r"\S+")
@@ -90,35 +91,35 @@ def token_offsets(tokenizer: str | None) -> Offsets:
 
 def chunk_document(
     doc: dict[str, Any], settings: ChunkSettings, offsets: Offsets | None
-) -> tuple[list[dict[str, Any]], str]:
-    """The chunk rows of one document, or none and the reason it has none."""
+) -> tuple[list[Chunk], str]:
+    """The chunks of one document, or none and the reason it has none."""
     text = doc["text"] or ""
     if not text.strip():
         return [], "empty" if not text else "whitespace_only"
-    rows = []
+    chunks = []
     for span in chunk_spans(text, settings.size, settings.overlap, offsets):
-        rows.append(
-            {
-                "chunk_id": chunk_id(doc["document_id"], span.ordinal),
-                "corpus": doc["corpus"],
-                "document_id": doc["document_id"],
-                "entry_id": doc["entry_id"],
-                "ordinal": span.ordinal,
-                "char_start": span.char_start,
-                "char_end": span.char_end,
-                "word_start": span.word_start,
-                "word_end": span.word_end,
-                "words": span.word_end - span.word_start,
-                "text": text[span.char_start : span.char_end],
-            }
+        chunks.append(
+            Chunk(
+                chunk_id=chunk_id(doc["document_id"], span.ordinal),
+                corpus=doc["corpus"],
+                document_id=doc["document_id"],
+                entry_id=doc["entry_id"],
+                ordinal=span.ordinal,
+                char_start=span.char_start,
+                char_end=span.char_end,
+                word_start=span.word_start,
+                word_end=span.word_end,
+                words=span.word_end - span.word_start,
+                text=text[span.char_start : span.char_end],
+            )
         )
-    return rows, ""
+    return chunks, ""
 
 
 def chunk_stream(
     docs: Iterable[dict[str, Any]], settings: ChunkSettings
-) -> Iterator[tuple[dict[str, Any], list[dict[str, Any]], str]]:
-    """``(document, chunk rows, skip reason)`` for every document, in order."""
+) -> Iterator[tuple[dict[str, Any], list[Chunk], str]]:
+    """``(document, chunks, skip reason)`` for every document, in order."""
     offsets = token_offsets(settings.tokenizer) if settings.unit == "tokens" else None
     for doc in docs:
         rows, reason = chunk_document(doc, settings, offsets)

@@ -24,6 +24,7 @@ import numpy as np
 from pipelines.embed.cache import EmbeddingCache
 from pipelines.embed.chunk import chunk_stream
 from pipelines.embed.encoder import EncodeStats, build_encoder
+from pipelines.embed.records import Chunk
 from pipelines.embed.settings import ChunkSettings, EmbedSettings, RaySettings
 from pipelines.progress import progress_iter
 
@@ -109,17 +110,19 @@ def _chunk_batch(batch: dict[str, np.ndarray], settings_json: str) -> dict[str, 
         {k: str(batch[k][i]) for k in ("corpus", "document_id", "entry_id", "text")}
         for i in range(len(batch["document_id"]))
     ]
-    results = [(rows, reason) for _, rows, reason in chunk_stream(docs, settings)]
+    results = [(chunks, reason) for _, chunks, reason in chunk_stream(docs, settings)]
     return {
         "document_id": batch["document_id"],
-        "rows": np.array([json.dumps(rows) for rows, _ in results], dtype=object),
+        "rows": np.array(
+            [json.dumps([c.to_row() for c in chunks]) for chunks, _ in results], dtype=object
+        ),
         "reason": np.array([reason for _, reason in results], dtype=object),
     }
 
 
 def ray_chunk_stream(
     docs: Iterable[dict[str, Any]], settings: ChunkSettings
-) -> Iterator[tuple[dict[str, Any], list[dict[str, Any]], str]]:
+) -> Iterator[tuple[dict[str, Any], list[Chunk], str]]:
     """Like :func:`pipelines.embed.chunk.chunk_stream`, with the chunking done by Ray tasks."""
     r = settings.ray
     block = r.batch_rows * max(2, r.actors) * 4
@@ -141,4 +144,4 @@ def ray_chunk_stream(
                 ):
                     doc = next(docs_in_order)
                     assert doc["document_id"] == document_id, "Ray changed the order"
-                    yield doc, json.loads(rows), str(reason)
+                    yield doc, [Chunk.from_row(r) for r in json.loads(rows)], str(reason)

@@ -2,7 +2,37 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict, dataclass
+from typing import Any
+
 import pyarrow as pa
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """One chunk of a document: offsets are into the document's text, ends exclusive."""
+
+    chunk_id: str
+    corpus: str
+    document_id: str
+    entry_id: str
+    ordinal: int
+    char_start: int
+    char_end: int
+    word_start: int
+    word_end: int
+    words: int
+    text: str
+
+    def to_row(self) -> dict[str, Any]:
+        """Return the record as a row matching :data:`CHUNK_SCHEMA`."""
+        return asdict(self)
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> Chunk:
+        """Rebuild a record from a row read back from Parquet."""
+        return cls(**row)
+
 
 CHUNK_SCHEMA = pa.schema(
     [
@@ -19,7 +49,7 @@ CHUNK_SCHEMA = pa.schema(
         pa.field("text", pa.string()),
     ]
 )
-"""One chunk: offsets are into the document's text, ends exclusive."""
+"""The Arrow schema of :class:`Chunk`."""
 
 SKIPPED_SCHEMA = pa.schema(
     [

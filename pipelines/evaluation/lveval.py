@@ -17,6 +17,7 @@ from typing import Any
 
 from builders.leval.metrics import length_instruction, output_length
 from builders.lveval.metrics import ak_score
+from builders.lveval.records import EvalRecord
 from pipelines.embed.chunk import chunk_spans
 from pipelines.evaluation.settings import LVEvalBaselines
 from pipelines.llm import Ask, LLMClient, TextAnswer
@@ -38,16 +39,14 @@ def chunks(context: str, size: int) -> list[tuple[int, int]]:
     return out
 
 
-def evidence_recall(
-    record: Mapping[str, Any], rank: Ranker, top_k: int, size: int
-) -> tuple[int, int]:
+def evidence_recall(record: EvalRecord, rank: Ranker, top_k: int, size: int) -> tuple[int, int]:
     """``(found, total)`` evidence spans of ``record`` overlapped by the top-k chunks."""
-    context = record["context"]
+    context = record.context
     spans = chunks(context, size)
-    scores = rank(record["input"], [context[a:b] for a, b in spans])
+    scores = rank(record.input, [context[a:b] for a, b in spans])
     chosen = [spans[i] for i in top(scores, top_k)]
-    evidence = record["evidence_positions"]
-    found = sum(any(a < e["end"] and e["start"] < b for a, b in chosen) for e in evidence)
+    evidence = record.evidence_positions
+    found = sum(any(a < e.end and e.start < b for a, b in chosen) for e in evidence)
     return found, len(evidence)
 
 
@@ -65,7 +64,7 @@ def middle_truncate(text: str, budget: int, tokenizer: Any) -> str:
 
 def answer_all(
     client: LLMClient,
-    records: Sequence[Mapping[str, Any]],
+    records: Sequence[EvalRecord],
     s: LVEvalBaselines,
     tokenizer: Any,
 ) -> Iterable[dict[str, Any]]:
@@ -79,18 +78,18 @@ def answer_all(
         instruction = ""
         if s.length_instruction:
             instruction = length_instruction(
-                record["answers"][0], template=s.lie_template, unit=s.lie_unit, count=count
+                record.answers[0], template=s.lie_template, unit=s.lie_unit, count=count
             )
         variables = {
-            "qa_id": record["qa_id"],
-            "question": record["input"],
-            "context": middle_truncate(record["context"], s.context_tokens, tokenizer),
+            "qa_id": record.qa_id,
+            "question": record.input,
+            "context": middle_truncate(record.context, s.context_tokens, tokenizer),
             "length_instruction": instruction,
         }
         asks.append(Ask("lveval/answer", variables, TextAnswer))
     outcomes = client.ask_many(asks, "lveval: answers", len(asks))
     for record, outcome in zip(records, outcomes, strict=True):
-        row = {k: record[k] for k in ("qa_id", "dataset", "level", "level_words", "variant")}
+        row = record.key()
         if not outcome.ok:
             yield {**row, "prediction": "", "status": "failed", "reason": outcome.error,
                    "score": None, "gate_passed": None, "output_words": None}  # fmt: skip
@@ -98,11 +97,11 @@ def answer_all(
         prediction = outcome.value.text
         result = ak_score(
             prediction,
-            record["answers"],
-            record["answer_keywords"],
-            language=record["language"],
+            record.answers,
+            record.answer_keywords,
+            language=record.language,
             mode=s.metric_mode,
-            threshold=getattr(s.ak_thresholds, record["language"]),
+            threshold=getattr(s.ak_thresholds, record.language),
         )
         yield {
             **row,
@@ -111,7 +110,7 @@ def answer_all(
             "reason": "",
             "score": result.score,
             "gate_passed": result.gate_passed,
-            "output_words": output_length(prediction, _UNIT[record["language"]]),
+            "output_words": output_length(prediction, _UNIT[record.language]),
         }
 
 

@@ -38,6 +38,8 @@ from builders.wikigen.generation import (
     sentences,
 )
 from builders.wikigen.generation import sections as article_sections
+from builders.wikigen.records import Entry
+from pipelines.embed.records import Chunk
 from pipelines.errors import MissingInputError
 from pipelines.evaluation.settings import WikigenBaselines
 from pipelines.llm import Ask, LLMClient, Outcome, TextAnswer
@@ -45,7 +47,7 @@ from pipelines.retrieval.rankers import Ranker
 
 
 @dataclass(frozen=True)
-class Chunk:
+class TokenChunk:
     """One chunk of an entry's related documents, with its token count."""
 
     chunk_id: str
@@ -55,14 +57,14 @@ class Chunk:
 
 
 @dataclass(frozen=True)
-class Entry:
-    """What the baselines need of a WikiGenBench entry."""
+class EntryChunks:
+    """What the baselines need of a WikiGenBench entry: its reference text and its chunks."""
 
     event_id: str
     title: str
     split: str
     reference: str
-    chunks: tuple[Chunk, ...]
+    chunks: tuple[TokenChunk, ...]
 
 
 def read_entries(
@@ -70,45 +72,43 @@ def read_entries(
     chunks_path: Path,
     count: Callable[[Sequence[str]], list[int]],
     splits: Sequence[str] | None = None,
-) -> list[Entry]:
+) -> list[EntryChunks]:
     """Entries (of ``splits``, all when ``None``) with the web chunks of their own documents;
     ``count`` gives token counts."""
-    for path, stage in ((entries_path, "wikigen"), (chunks_path, "chunk")):
+    for path, what in ((entries_path, "the wikigen entries"), (chunks_path, "the chunks")):
         if not path.is_file():
-            raise MissingInputError(f"missing {path}; run 'dvc repro {stage}' first")
-    by_entry: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    columns = ["chunk_id", "corpus", "document_id", "entry_id", "text"]
-    web = pq.read_table(chunks_path, columns=columns, filters=[("corpus", "=", "web")])
-    for row in web.to_pylist():
-        by_entry[row["entry_id"]].append(row)
-    wanted = ["event_id", "title", "split", "summary", "sections", "documents"]
-    rows = [r for r in pq.read_table(entries_path, columns=wanted).to_pylist()
-            if splits is None or r["split"] in splits]  # fmt: skip
-    if rows and not by_entry and any(r["documents"] for r in rows):
+            raise MissingInputError(f"missing {path} ({what})", path)
+    by_entry: dict[str, list[Chunk]] = defaultdict(list)
+    web = pq.read_table(chunks_path, filters=[("corpus", "=", "web")])
+    for chunk in map(Chunk.from_row, web.to_pylist()):
+        by_entry[chunk.entry_id].append(chunk)
+    entries = [Entry.from_row(r) for r in pq.read_table(entries_path).to_pylist()]
+    entries = [e for e in entries if splits is None or e.split in splits]
+    if entries and not by_entry and any(e.documents for e in entries):
         raise MissingInputError(
             f"{chunks_path} holds no chunks of web documents; add 'web' to chunk.corpora and "
-            "run 'dvc repro chunk'"
+            "run 'dvc repro chunk'",
+            chunks_path,
         )
     out = []
-    for row in rows:
-        own = {d["doc_id"] for d in row["documents"]}
-        mine = [c for c in by_entry.get(row["event_id"], []) if c["document_id"] in own]
-        chunks = [Chunk(c["chunk_id"], c["document_id"], c["text"], n)
-                  for c, n in zip(mine, count([c["text"] for c in mine]), strict=True)]  # fmt: skip
-        reference = "\n\n".join([row["summary"], *(s["text"] for s in row["sections"])])
+    for entry in entries:
+        own = {d.doc_id for d in entry.documents}
+        mine = [c for c in by_entry.get(entry.event_id, []) if c.document_id in own]
+        counts = count([c.text for c in mine])
+        chunks = [
+            TokenChunk(c.chunk_id, c.document_id, c.text, n)
+            for c, n in zip(mine, counts, strict=True)
+        ]
+        reference = "\n\n".join([entry.summary, *(s.text for s in entry.sections)])
         out.append(
-            Entry(
-                row["event_id"],
-                row["title"],
-                row["split"],
-                reference.strip(),
-                tuple(chunks),
-            )
+            EntryChunks(entry.event_id, entry.title, entry.split, reference.strip(), tuple(chunks))
         )
     return out
 
 
-def context(entry: Entry, query: str, rank: Ranker, top_k: int, budget: int) -> list[Chunk]:
+def context(
+    entry: EntryChunks, query: str, rank: Ranker, top_k: int, budget: int
+) -> list[TokenChunk]:
     """The entry's chunks in score order for ``query``, while they fit ``budget`` tokens, at
     most ``top_k``."""
     ids = [str(i) for i in range(len(entry.chunks))]
@@ -117,7 +117,7 @@ def context(entry: Entry, query: str, rank: Ranker, top_k: int, budget: int) -> 
     return [entry.chunks[int(i)] for i in chosen]
 
 
-def reference_recall(reference: str, chunks: Sequence[Chunk]) -> float:
+def reference_recall(reference: str, chunks: Sequence[TokenChunk]) -> float:
     """Share of the reference's numbers and capitalised names found in ``chunks``."""
     wanted = specific_tokens(reference)
     if not wanted:
@@ -132,7 +132,7 @@ class EntailsAnswer(BaseModel):
     entails: bool
 
 
-def _documents(chunks: Sequence[Chunk]) -> list[dict[str, Any]]:
+def _documents(chunks: Sequence[TokenChunk]) -> list[dict[str, Any]]:
     return [{"n": k, "text": c.text} for k, c in enumerate(chunks, 1)]
 
 
@@ -152,16 +152,16 @@ def _has_outline(limit: int) -> Callable[[TextAnswer], str | None]:
 class Article:
     """One generated article (or why there is none) before its citations are judged."""
 
-    entry: Entry
+    entry: EntryChunks
     method: str
     retriever: str
-    chunks: dict[str, Chunk] = field(default_factory=dict)
+    chunks: dict[str, TokenChunk] = field(default_factory=dict)
     headings: list[str] = field(default_factory=list)
     text: str = ""
     found: list[Claim] = field(default_factory=list)
     error: str = ""
 
-    def read(self, shown: Sequence[Chunk]) -> list[str]:
+    def read(self, shown: Sequence[TokenChunk]) -> list[str]:
         """Remember the chunks shown; their ids in order."""
         self.chunks.update((c.chunk_id, c) for c in shown)
         return [c.chunk_id for c in shown]
@@ -169,8 +169,8 @@ class Article:
 
 def write_articles(
     client: LLMClient,
-    entries: Sequence[Entry],
-    titles: Mapping[tuple[str, str], list[Chunk]],
+    entries: Sequence[EntryChunks],
+    titles: Mapping[tuple[str, str], list[TokenChunk]],
     ranks: dict[str, Ranker],
     s: WikigenBaselines,
 ) -> list[Article]:

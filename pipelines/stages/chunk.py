@@ -40,7 +40,7 @@ def run_chunk(
                 stream = ray_chunk_stream(docs, settings)
             else:
                 stream = chunk_stream(docs, settings)
-            for doc, rows, reason in progress_iter(stream, "chunk: documents"):
+            for doc, made, reason in progress_iter(stream, "chunk: documents"):
                 stats.update("documents")
                 stats.update(f"documents_{doc['corpus']}")
                 if reason:
@@ -49,10 +49,10 @@ def run_chunk(
                         | {"reason": reason}
                     )
                     stats.drop(reason)
-                for row in rows:
-                    chunks.write(row)
+                for chunk in made:
+                    chunks.write(chunk.to_row())
                     stats.update("chunks")
-                    stats.update("chunk_words", row["words"])
+                    stats.update("chunk_words", chunk.words)
         run.extra["settings"] = {
             "size": settings.size,
             "overlap": settings.overlap,

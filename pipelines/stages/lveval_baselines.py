@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from builders.lveval import template
-from builders.lveval.records import VARIANTS
+from builders.lveval.records import VARIANTS, EvalRecord
 from pipelines.embed.models import display_name, load_tokenizer
 from pipelines.errors import MissingInputError
 from pipelines.evaluation.lveval import answer_all, by_level, evidence_recall
@@ -61,8 +61,6 @@ ANSWER_SCHEMA = pa.schema(
         pa.field("output_words", pa.int64()),
     ]
 )
-COLUMNS = ["qa_id", "dataset", "language", "level", "level_words", "variant", "input", "context",
-           "answers", "answer_keywords", "evidence_positions"]  # fmt: skip
 
 
 def _plot(
@@ -110,14 +108,14 @@ def run_lveval_baselines(
             TableWriter(scratch / "answers.parquet", ANSWER_SCHEMA, batch_rows=64) as answers_out,
         ):
             for path in files:
-                rows = pq.read_table(path, columns=COLUMNS).to_pylist()
+                table = pq.read_table(path, columns=list(EvalRecord.COLUMNS))
+                rows = [EvalRecord.from_row(r) for r in table.to_pylist()]
                 for record in progress_iter(rows, f"lveval baselines: {path.stem}"):
-                    sizes[record["level"]] = record["level_words"]
+                    sizes[record.level] = record.level_words
                     stats.update("records")
                     for name, rank in ranks.items():
                         found, total = evidence_recall(record, rank, s.top_k, s.chunk_words)
-                        row = {k: record[k] for k in ("qa_id", "dataset", "level",
-                                                      "level_words", "variant")}  # fmt: skip
+                        row = record.key()
                         row |= {"retriever": name, "found": found, "evidence": total}
                         retrieval_out.write(row)
                         recall_rows.append(row | {"recall": found / max(total, 1)})

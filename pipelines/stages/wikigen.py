@@ -39,13 +39,13 @@ def run_wikigen(
                     settings.seed,
                     settings.test_fraction,
                 )
-                writer.write(entry)
+                writer.write(entry.to_row())
                 stats.update("entries")
-                stats.update(f"split_{entry['split']}")
-                stats.update("documents", len(entry["documents"]))
-                for doc in entry["documents"]:
-                    stats.update(f"documents_{doc['origin']}")
-                if not entry["documents"]:
+                stats.update(f"split_{entry.split}")
+                stats.update("documents", len(entry.documents))
+                for doc in entry.documents:
+                    stats.update(f"documents_{doc.origin}")
+                if not entry.documents:
                     stats.update("entries_without_documents")
     return run.stats
 

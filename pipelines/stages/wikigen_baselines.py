@@ -19,7 +19,7 @@ from pipelines.evaluation.settings import WikigenBaselines
 from pipelines.evaluation.wikigen import (
     ARTICLE_SCHEMA,
     RETRIEVAL_SCHEMA,
-    Chunk,
+    TokenChunk,
     average_articles,
     context,
     judge,
@@ -56,7 +56,9 @@ def run_wikigen_baselines(
     ranks = rankers(names, retrieval.seed, retrieval.dense_model, embed_cache)
     client = LLMClient.from_settings(llm, responders=template.responders()) if s.generate else None
     recall: dict[str, list[float]] = {name: [] for name in s.retrievers}
-    titles: dict[tuple[str, str], list[Chunk]] = {}  # each title's context, reused by RR and PRR
+    titles: dict[
+        tuple[str, str], list[TokenChunk]
+    ] = {}  # each title's context, reused by RR and PRR
     article_rows: list[dict[str, Any]] = []
     with stage_run("wikigen_baselines", out) as run:
         run.client = client

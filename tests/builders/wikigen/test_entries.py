@@ -1,5 +1,7 @@
+import pyarrow as pa
+
 from builders.wikigen.entries import assign_split, build_entry, event_id
-from builders.wikigen.records import WebDocument
+from builders.wikigen.records import ENTRY_SCHEMA, DocumentCount, Entry, WebDocument
 from tests.support.records import make_article
 
 
@@ -35,12 +37,15 @@ def test_entry_keeps_ok_documents_and_counts_every_status():
         WebDocument(key, "d4", "search", "https://b.example/4", "c4", "too_short", "12 words"),
     ]
     entry = build_entry(article, docs, seed=1, test_fraction=0.5)
-    assert [d["doc_id"] for d in entry["documents"]] == ["d1", "d3"]
-    assert entry["document_counts"] == [
-        {"origin": "human", "status": "dead", "count": 1},
-        {"origin": "human", "status": "ok", "count": 1},
-        {"origin": "search", "status": "ok", "count": 1},
-        {"origin": "search", "status": "too_short", "count": 1},
+    assert [d.doc_id for d in entry.documents] == ["d1", "d3"]
+    assert entry.document_counts == [
+        DocumentCount("human", "dead", 1),
+        DocumentCount("human", "ok", 1),
+        DocumentCount("search", "ok", 1),
+        DocumentCount("search", "too_short", 1),
     ]
-    assert entry["split"] in ("train", "test")
-    assert entry["outline"] == article.outline
+    assert entry.split in ("train", "test")
+    assert entry.outline == article.outline
+    # the row matches the schema, and reads back as the same record
+    table = pa.Table.from_pylist([entry.to_row()], schema=ENTRY_SCHEMA)
+    assert Entry.from_row(table.to_pylist()[0]) == entry

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import pyarrow as pa
 import pytest
 
 from pipelines.embed.chunk import chunk_document, chunk_spans, token_offsets, windows
+from pipelines.embed.records import CHUNK_SCHEMA, Chunk
 from pipelines.embed.settings import ChunkSettings
 
 TEXT = "  Alpha beta\tgamma delta.\n\nEpsilon zeta eta theta iota kappa  "
@@ -49,10 +51,13 @@ def test_empty_documents_yield_no_chunk_and_a_reason(text: str, reason: str) -> 
 
 def test_chunk_rows_carry_ids_and_counts() -> None:
     doc = {"corpus": "web", "document_id": "d1", "entry_id": "e1", "text": TEXT}
-    rows, reason = chunk_document(doc, ChunkSettings(size=4, overlap=0), None)
-    assert reason == "" and [r["chunk_id"] for r in rows] == ["d1#0", "d1#1", "d1#2"]
-    assert [r["words"] for r in rows] == [4, 4, 2]
-    assert all(r["text"] == TEXT[r["char_start"] : r["char_end"]] for r in rows)
+    chunks, reason = chunk_document(doc, ChunkSettings(size=4, overlap=0), None)
+    assert reason == "" and [c.chunk_id for c in chunks] == ["d1#0", "d1#1", "d1#2"]
+    assert [c.words for c in chunks] == [4, 4, 2]
+    assert all(c.text == TEXT[c.char_start : c.char_end] for c in chunks)
+    # rows match the schema and read back as the same records
+    table = pa.Table.from_pylist([c.to_row() for c in chunks], schema=CHUNK_SCHEMA)
+    assert [Chunk.from_row(r) for r in table.to_pylist()] == chunks
 
 
 def test_token_chunks_follow_the_tokenizer() -> None:
