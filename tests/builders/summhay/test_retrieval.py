@@ -5,15 +5,9 @@ from __future__ import annotations
 import json
 import random
 
-from builders.ranking import fill_context
+from builders.ranking import fill_context, keyword_scores, random_scores
 from builders.summhay import template_eval
-from builders.summhay.retrieval import (
-    bounds_by_retriever,
-    coverage_bound,
-    keyword_scores,
-    oracle_scores,
-    random_scores,
-)
+from builders.summhay.retrieval import bounds_by_retriever, coverage_bound, oracle_scores
 from builders.summhay.scoring import parse_summary
 from tests.builders.summhay.test_layouts import haystack
 
