@@ -34,9 +34,9 @@ KEPT = ("event_id", "doc_id", "origin", "url", "status", "reason", "http_status"
 def _live_params(tmp: Path, port: int, ca: Path, archive: Path) -> Path:
     data = yaml.safe_load((ROOT / "params.yaml").read_text())
     data["wiki"]["dump"]["path"] = str(ROOT / data["wiki"]["dump"]["path"])
-    data["sources"].update(mode="live", archive=str(archive), search_log=str(tmp / "search.jsonl"))
-    data["sources"]["search"]["provider"] = "recorded"
-    data["sources"]["fetch"].update(
+    data["web"].update(mode="live", archive=str(archive), search_log=str(tmp / "search.jsonl"))
+    data["web"]["search"]["provider"] = "recorded"
+    data["web"]["fetch"].update(
         resolve={"*.example": f"127.0.0.1:{port}"},
         allow_addresses=["127.0.0.1/32"],
         ca_file=str(ca),

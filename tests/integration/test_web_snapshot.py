@@ -31,10 +31,12 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Params, Path]:
     sources = params.web.model_copy(
         update={"archive": tmp / "archive", "search_log": tmp / "search.jsonl", "mode": "live"}
     )
-    params = params.model_copy(update={"sources": sources})
+    params = params.model_copy(update={"web": sources})
+    # recording replaces the archive it names: never the project's own
+    assert params.web.archive == tmp / "archive" and params.web.search_log.parent == tmp
     summary = record_web(params, WEB)
     assert summary["events"] == len(SNAPSHOT_EVENTS)
-    return params.model_copy(update={"sources": sources.model_copy(update={"mode": "replay"})}), tmp
+    return params.model_copy(update={"web": sources.model_copy(update={"mode": "replay"})}), tmp
 
 
 @pytest.fixture(scope="module")
