@@ -34,7 +34,7 @@ repro: setup
 test: setup
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports --config pyproject.toml --no-cache
-	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS)
 
 snapshot: setup
 	$(BIN)/benchsmith snapshot record-web

@@ -14,6 +14,29 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 
+def open_scratch(out_dir: Path) -> Path:
+    """A fresh scratch folder beside ``out_dir``'s files, after removing any a killed run left."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for stale in out_dir.glob(".tmp-*"):  # left by a run that was killed
+        shutil.rmtree(stale, ignore_errors=True)
+    scratch = out_dir / f".tmp-{os.getpid()}"
+    scratch.mkdir()
+    return scratch
+
+
+def commit_scratch(scratch: Path, out_dir: Path) -> None:
+    """Rename every file and folder of ``scratch`` into ``out_dir`` (``stats.json`` last, so a
+    metrics file never describes missing tables), then remove ``scratch``."""
+    for path in sorted(scratch.iterdir(), key=lambda p: p.name == "stats.json"):
+        target = out_dir / path.name
+        if path.is_dir() and target.is_dir():
+            # a folder cannot replace a non-empty one: move the old one aside first
+            old = scratch / f".old-{path.name}"
+            os.replace(target, old)
+        os.replace(path, target)
+    shutil.rmtree(scratch, ignore_errors=True)
+
+
 @contextmanager
 def staged_outputs(out_dir: Path) -> Iterator[Path]:
     """Yield a scratch folder beside ``out_dir``; on success move its files into ``out_dir``.
@@ -22,21 +45,10 @@ def staged_outputs(out_dir: Path) -> Iterator[Path]:
     on error (or, after a kill, by the next run) and its files are only renamed (atomically, file
     by file) once the stage finished.
     """
-    out_dir.mkdir(parents=True, exist_ok=True)
-    for stale in out_dir.glob(".tmp-*"):  # left by a run that was killed
-        shutil.rmtree(stale, ignore_errors=True)
-    scratch = out_dir / f".tmp-{os.getpid()}"
-    scratch.mkdir()
+    scratch = open_scratch(out_dir)
     try:
         yield scratch
-        # stats.json goes last, so a metrics file never describes missing tables
-        for path in sorted(scratch.iterdir(), key=lambda p: p.name == "stats.json"):
-            target = out_dir / path.name
-            if path.is_dir() and target.is_dir():
-                # a folder cannot replace a non-empty one: move the old one aside first
-                old = scratch / f".old-{path.name}"
-                os.replace(target, old)
-            os.replace(path, target)
+        commit_scratch(scratch, out_dir)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 

@@ -10,21 +10,40 @@ import pytest
 from pipelines.settings import Params, load_params
 from tests.support.snapshot import ROOT, SNAPSHOT_XML
 
+SHARED_WORKER = {
+    "tests/integration/test_summhay_real_model.py": "smollm",
+    "tests/integration/test_wikigen_real_model.py": "smollm",
+}
+"""Modules that must share one pytest-xdist worker, so one SmolLM server starts."""
+
+
+def worker_group(module: str) -> str:
+    """The unit pytest-xdist gives to one worker: a module, or a group of modules that share a
+    session fixture (SmolLM, the publish export)."""
+    if module.startswith("tests/pipelines/publish/"):
+        return "publish"
+    return SHARED_WORKER.get(module, module)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    """``make test`` runs one worker per core; each module (or group) runs whole on one."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByModule(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return worker_group(nodeid.split("::")[0])
+
+    return ByModule(config, log)
+
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Groups for pytest-xdist's ``--dist loadgroup`` (what ``make test`` runs): a module runs
-    whole on one worker, so its module fixtures are built once; every test that talks to the
-    SmolLM server, or reads the publish export, shares one worker, so those session fixtures
-    start once."""
+    """Refuse a test that starts the SmolLM server outside the modules that share a worker."""
     for item in items:
-        names = set(getattr(item, "fixturenames", ()))
-        if "server" in names:
-            group = "smollm"
-        elif names & {"publish_data", "hub_export"}:
-            group = "publish"
-        else:
-            group = item.nodeid.split("::")[0]
-        item.add_marker(pytest.mark.xdist_group(group))
+        module = item.nodeid.split("::")[0]
+        uses_smollm = "server" in getattr(item, "fixturenames", ()) and "integration" in module
+        if uses_smollm and worker_group(module) != "smollm":
+            raise pytest.UsageError(f"{module} uses the SmolLM server: add it to SHARED_WORKER")
 
 
 @pytest.fixture(scope="session")

@@ -26,8 +26,8 @@ def run_chunk(
 ) -> StageStats:
     """Chunk every document of the configured corpora (``web``: ``documents``, ``summhay``:
     ``haystacks``); write chunks, skips and stats."""
-    docs = read_documents(settings.corpora, {"web": documents, "summhay": haystacks})
     with stage_run("chunk", out) as run:
+        docs = read_documents(settings.corpora, {"web": documents, "summhay": haystacks})
         stats = run.stats
         stats.counts.update({"documents": 0, "chunks": 0})
         with (

@@ -134,12 +134,12 @@ def _write_vectors(
 
 def run_embed(settings: EmbedSettings, *, chunks: Path, out: Path) -> StageStats:
     """Embed every chunk of ``chunks``; write vectors (and the index) plus stats."""
-    if not chunks.is_file():
-        raise MissingInputError(f"missing {chunks} (the chunks)", chunks)
-    encoder = build_encoder(settings)
-    fingerprint = encoder.fingerprint()
-    cache = EmbeddingCache(settings.cache)
     with stage_run("embed", out) as run:
+        if not chunks.is_file():
+            raise MissingInputError(f"missing {chunks} (the chunks)", chunks)
+        encoder = build_encoder(settings)
+        fingerprint = encoder.fingerprint()
+        cache = EmbeddingCache(settings.cache)
         stats = run.stats
         stats.counts.update({"chunks": 0, "cache_hits": 0, "embedded": 0})
         # 1. what the cache does not hold yet

@@ -70,31 +70,33 @@ def run_lveval(
     root: Path = Path("."),
 ) -> StageStats:
     """Build every item at every level and variant, and write the outputs atomically."""
-    built = Built()
-    passages: list[Passage] = []
-    events = []
-    if settings.events.enabled:
-        if not entries.is_file():
-            raise MissingInputError(f"missing {entries} (the wikigen entries)", entries)
-        events = sorted(pq.read_table(entries).to_pylist(), key=lambda e: e["event_id"])
-        passages += entry_corpus(events, settings.passage_words)
-    for n, source in enumerate(settings.hub_sources):
-        items, own, drops = hub_items(source, f"[lveval -> hub_sources -> {n}]")
-        built.items += items
-        passages += own
-        built.drops += drops
-    pool = Corpus(passages)
-    words, lower = kpr.vocabulary(p.text for p in passages)
-    names = cfi.name_pool(p.text for p in passages)
-    client = LLMClient.from_settings(llm, responders=responders(names, lower, words, settings.seed))
-    if events:
-        event_questions(client, events, settings, built)
-    sizes = {label: level_words(label) for label in settings.levels}
-    prepare(client, pool, settings, words, reviewed_rules(settings, root), max(sizes.values()),
-            built)  # fmt: skip
-
-    lengths: dict[str, list[int]] = {}
     with stage_run("lveval", out) as run:
+        built = Built()
+        passages: list[Passage] = []
+        events = []
+        if settings.events.enabled:
+            if not entries.is_file():
+                raise MissingInputError(f"missing {entries} (the wikigen entries)", entries)
+            events = sorted(pq.read_table(entries).to_pylist(), key=lambda e: e["event_id"])
+            passages += entry_corpus(events, settings.passage_words)
+        for n, source in enumerate(settings.hub_sources):
+            items, own, drops = hub_items(source, f"[lveval -> hub_sources -> {n}]")
+            built.items += items
+            passages += own
+            built.drops += drops
+        pool = Corpus(passages)
+        words, lower = kpr.vocabulary(p.text for p in passages)
+        names = cfi.name_pool(p.text for p in passages)
+        client = LLMClient.from_settings(
+            llm, responders=responders(names, lower, words, settings.seed)
+        )
+        if events:
+            event_questions(client, events, settings, built)
+        sizes = {label: level_words(label) for label in settings.levels}
+        prepare(client, pool, settings, words, reviewed_rules(settings, root), max(sizes.values()),
+                built)  # fmt: skip
+
+        lengths: dict[str, list[int]] = {}
         run.client = client
         stats, scratch = run.stats, run.scratch
         with TableWriter(scratch / QA, QA_SCHEMA) as qa_out:

@@ -89,18 +89,18 @@ def run_lveval_baselines(
 ) -> StageStats:
     """Score every record file under ``records``; dense vectors are kept in the embedding
     cache at ``embed_cache`` (the embed stage's) when given."""
-    files = sorted(records.glob("*.parquet"))
-    if not files:
-        raise MissingInputError(f"no records in {records} (the LV-Eval records)", records)
-    ranks = rankers(s.retrievers, retrieval.seed, retrieval.dense_model, embed_cache)
-    tokenizer = load_tokenizer(retrieval.tokenizer)
-    client = None
-    if s.answer:
-        client = LLMClient.from_settings(llm, responders=template.answer_responders())
-    recall_rows: list[dict[str, Any]] = []
-    answer_rows: list[dict[str, Any]] = []
-    sizes: dict[str, int] = {}
     with stage_run("lveval_baselines", out) as run:
+        files = sorted(records.glob("*.parquet"))
+        if not files:
+            raise MissingInputError(f"no records in {records} (the LV-Eval records)", records)
+        ranks = rankers(s.retrievers, retrieval.seed, retrieval.dense_model, embed_cache)
+        tokenizer = load_tokenizer(retrieval.tokenizer)
+        client = None
+        if s.answer:
+            client = LLMClient.from_settings(llm, responders=template.answer_responders())
+        recall_rows: list[dict[str, Any]] = []
+        answer_rows: list[dict[str, Any]] = []
+        sizes: dict[str, int] = {}
         run.client = client
         stats, scratch = run.stats, run.scratch
         with (

@@ -81,9 +81,9 @@ def run_summhay(
 ) -> StageStats:
     """Synthesize one haystack per topic and write the outputs atomically; ``documents`` (the web
     stage's) only lend sentences to template documents and may be missing."""
-    topic_list = topics(settings, articles)
-    client = LLMClient.from_settings(llm, responders=responders(filler(documents, topic_list)))
     with stage_run("summhay", out) as run:
+        topic_list = topics(settings, articles)
+        client = LLMClient.from_settings(llm, responders=responders(filler(documents, topic_list)))
         run.client = client
         stats = run.stats
         stats.counts.update({"topics": 0, "haystacks": 0})

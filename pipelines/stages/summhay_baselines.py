@@ -44,19 +44,19 @@ def run_summhay_baselines(
 ) -> StageStats:
     """Run the SummHay retrieval bounds and, if asked, the generation baseline; dense vectors are
     kept in the embedding cache at ``embed_cache`` (the embed stage's) when given."""
-    if not haystacks.is_file():
-        raise MissingInputError(f"missing {haystacks} (the SummHay haystacks)", haystacks)
-    built = [Haystack.from_row(r) for r in pq.read_table(haystacks).to_pylist()]
-    counter = TokenCounter(retrieval.tokenizer)
-    retrievers = scorers(settings, retrieval, embed_cache)
-    client = (
-        LLMClient.from_settings(llm, responders=template_eval.responders())
-        if settings.summarize
-        else None
-    )
-    bound_rows: list[dict[str, object]] = []
-    score_rows: list[dict[str, object]] = []
     with stage_run("summhay_baselines", out) as run:
+        if not haystacks.is_file():
+            raise MissingInputError(f"missing {haystacks} (the SummHay haystacks)", haystacks)
+        built = [Haystack.from_row(r) for r in pq.read_table(haystacks).to_pylist()]
+        counter = TokenCounter(retrieval.tokenizer)
+        retrievers = scorers(settings, retrieval, embed_cache)
+        client = (
+            LLMClient.from_settings(llm, responders=template_eval.responders())
+            if settings.summarize
+            else None
+        )
+        bound_rows: list[dict[str, object]] = []
+        score_rows: list[dict[str, object]] = []
         run.client = client
         stats = run.stats
         with (

@@ -57,9 +57,9 @@ def run_wiki(settings: WikiSettings, *, out: Path) -> StageStats:
     Pages are streamed: memory holds one page plus a batch of output rows. Creation dates that the
     reader could not supply are looked up only for pages that passed every other rule.
     """
-    pages, lookup = _articles(settings)
-    started = datetime.now(UTC)
     with stage_run("wiki", out) as run:
+        pages, lookup = _articles(settings)
+        started = datetime.now(UTC)
         stats = run.stats
         stats.counts.update({"read": 0, "selected": 0, "rejected": 0})
         with (

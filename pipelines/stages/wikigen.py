@@ -23,13 +23,13 @@ def run_wikigen(
     settings: WikigenSettings, *, articles: Path, documents: Path, out: Path
 ) -> StageStats:
     """Write one entry per event, with its split, to ``entries.parquet``, plus stats."""
-    if not documents.is_file():
-        raise MissingInputError(f"missing {documents} (the related documents)", documents)
-    events = read_articles(articles)
-    by_event: dict[str, list[WebDocument]] = defaultdict(list)
-    for row in pq.read_table(documents).to_pylist():
-        by_event[row["event_id"]].append(WebDocument(**row))
     with stage_run("wikigen", out) as run:
+        if not documents.is_file():
+            raise MissingInputError(f"missing {documents} (the related documents)", documents)
+        events = read_articles(articles)
+        by_event: dict[str, list[WebDocument]] = defaultdict(list)
+        for row in pq.read_table(documents).to_pylist():
+            by_event[row["event_id"]].append(WebDocument(**row))
         stats = run.stats
         with TableWriter(run.scratch / ENTRIES, ENTRY_SCHEMA) as writer:
             for article in events:

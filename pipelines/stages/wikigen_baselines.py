@@ -49,18 +49,19 @@ def run_wikigen_baselines(
 ) -> StageStats:
     """Rerank, write and judge over every entry; dense vectors are kept in the embedding cache
     at ``embed_cache`` (the embed stage's) when given."""
-    counter = TokenCounter(retrieval.tokenizer)
-    entry_list = read_entries(entries, chunks, counter.count, s.splits)
-    names = list(dict.fromkeys([*s.retrievers, s.prr_retriever] if "prr" in s.methods
-                               else s.retrievers))  # fmt: skip
-    ranks = rankers(names, retrieval.seed, retrieval.dense_model, embed_cache)
-    client = LLMClient.from_settings(llm, responders=template.responders()) if s.generate else None
-    recall: dict[str, list[float]] = {name: [] for name in s.retrievers}
-    titles: dict[
-        tuple[str, str], list[TokenChunk]
-    ] = {}  # each title's context, reused by RR and PRR
-    article_rows: list[dict[str, Any]] = []
     with stage_run("wikigen_baselines", out) as run:
+        counter = TokenCounter(retrieval.tokenizer)
+        entry_list = read_entries(entries, chunks, counter.count, s.splits)
+        prr = [s.prr_retriever] if "prr" in s.methods else []
+        names = list(dict.fromkeys([*s.retrievers, *prr]))
+        ranks = rankers(names, retrieval.seed, retrieval.dense_model, embed_cache)
+        client = (
+            LLMClient.from_settings(llm, responders=template.responders()) if s.generate else None
+        )
+        recall: dict[str, list[float]] = {name: [] for name in s.retrievers}
+        # each title's context, reused by RR and PRR
+        titles: dict[tuple[str, str], list[TokenChunk]] = {}
+        article_rows: list[dict[str, Any]] = []
         run.client = client
         stats, scratch = run.stats, run.scratch
         with TableWriter(scratch / "retrieval.parquet", RETRIEVAL_SCHEMA) as retrieval_out:
