@@ -7,8 +7,11 @@ PIP := $(BIN)/python -m pip
 # hand, point pip at PyTorch's CPU index: make repro TORCH_INDEX=https://download.pytorch.org/whl/cpu
 TORCH_SPEC ?= torch==2.13.0
 TORCH_INDEX ?=
-# test processes (pytest-xdist); each module runs whole on one of them
+# test processes (pytest-xdist); each module runs whole on one of them. With more than one,
+# every process (and the servers and dvc stages tests start) computes on one thread: several
+# multi-threaded torch processes on the same cores thrash.
 TEST_WORKERS ?= auto
+TEST_THREADS := $(if $(filter 1,$(TEST_WORKERS)),,OMP_NUM_THREADS=1)
 # dvc.yaml calls `benchsmith`, so the venv's bin goes first on PATH
 export PATH := $(abspath $(BIN)):$(PATH)
 export DVC_NO_ANALYTICS := 1
@@ -34,7 +37,7 @@ repro: setup
 test: setup
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports --config pyproject.toml --no-cache
-	$(BIN)/python -m pytest -q -n $(TEST_WORKERS)
+	$(TEST_THREADS) $(BIN)/python -m pytest -q -n $(TEST_WORKERS)
 
 snapshot: setup
 	$(BIN)/benchsmith snapshot record-web

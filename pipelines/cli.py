@@ -15,10 +15,10 @@ from rich.table import Table
 from rich.text import Text
 
 from pipelines import __version__
-from pipelines.dag.invoke import Workspace, run_stage
+from pipelines.dag.invoke import Workspace, run_stage, with_hint
 from pipelines.dag.spec import DATA, Stage
 from pipelines.dag.table import STAGES
-from pipelines.errors import BenchsmithError, ParamsError
+from pipelines.errors import BenchsmithError, MissingInputError, ParamsError
 from pipelines.progress import setup_logging
 from pipelines.settings import load_params
 
@@ -48,6 +48,8 @@ def _guarded(run: Callable[[], T]) -> T:
     """Run library code; turn benchsmith's own errors into a short message and an exit code."""
     try:
         return run()
+    except MissingInputError as exc:
+        raise _fail(with_hint(exc)) from None
     except BenchsmithError as exc:
         raise _fail(exc) from None
 
@@ -246,10 +248,13 @@ def report(data: Annotated[Path, typer.Option(help="Data folder.")] = DATA) -> N
 
 
 def print_report(data: Path) -> bool:
-    """Print one table per stage from ``data/<stage>/stats.json``; return whether any was found."""
+    """Print one table per stage from ``data/<stage>/stats.json``, in pipeline order; return
+    whether any was found."""
     out = Console()
     found = False
-    for stats_file in sorted(data.glob("*/stats.json")):
+    for stats_file in (data / name / "stats.json" for name in STAGES):
+        if not stats_file.is_file():
+            continue
         found = True
         stats = json.loads(stats_file.read_text("utf-8"))
         table = Table(title=f"stage {stats.get('stage', stats_file.parent.name)}", min_width=40)

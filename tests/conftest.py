@@ -46,6 +46,25 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             raise pytest.UsageError(f"{module} uses the SmolLM server: add it to SHARED_WORKER")
 
 
+def _cache_files() -> dict[str, tuple[int, int]]:
+    """Modification time and size of every file in the developer's LLM and embedding caches."""
+    found = {}
+    for folder in (ROOT / ".cache" / "llm", ROOT / ".cache" / "embeddings"):
+        for path in folder.rglob("*") if folder.is_dir() else ():
+            if path.is_file():
+                stat = path.stat()
+                found[str(path)] = (stat.st_mtime_ns, stat.st_size)
+    return found
+
+
+@pytest.fixture(scope="session", autouse=True)
+def real_caches_untouched():
+    """Fail the session when a test wrote to the LLM or embedding cache under ``.cache/``."""
+    before = _cache_files()
+    yield
+    assert _cache_files() == before, "a test wrote to the developer's caches under .cache/"
+
+
 @pytest.fixture(scope="session")
 def params(tmp_path_factory: pytest.TempPathFactory) -> Params:
     """The project's own params.yaml, with the LLM and embedding caches in a temporary folder:

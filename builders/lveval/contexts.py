@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from builders.lveval.records import Passage, QAItem
+from builders.lveval.records import Passage, Position, QAItem
 from builders.lveval.text import length, normal_form
 from builders.text import sentence_starts
 
@@ -53,18 +53,6 @@ class Block:
     passage_id: str
     segments: tuple[Segment, ...]
     supporting: bool = False
-
-
-@dataclass(frozen=True)
-class Position:
-    """Where an evidence span or a confusing fact sits in the rendered context."""
-
-    passage_id: str
-    passage: int
-    start: int
-    end: int
-    depth: float
-    text: str
 
 
 @dataclass(frozen=True)

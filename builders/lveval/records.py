@@ -103,8 +103,8 @@ class Drop:
 
 
 @dataclass(frozen=True)
-class EvidencePosition:
-    """Where one evidence span landed in a record's context."""
+class Position:
+    """Where an evidence span or a confusing fact sits in the rendered context."""
 
     passage_id: str
     passage: int
@@ -128,7 +128,7 @@ class EvalRecord:
     context: str
     answers: list[str]
     answer_keywords: str
-    evidence_positions: list[EvidencePosition]
+    evidence_positions: list[Position]
 
     COLUMNS: ClassVar[tuple[str, ...]] = (
         "qa_id", "dataset", "language", "level", "level_words", "variant", "input", "context",
@@ -139,7 +139,7 @@ class EvalRecord:
     def from_row(cls, row: dict[str, Any]) -> EvalRecord:
         """A record from a row read with :attr:`COLUMNS`."""
         values = {k: row[k] for k in cls.COLUMNS}
-        values["evidence_positions"] = [EvidencePosition(**e) for e in row["evidence_positions"]]
+        values["evidence_positions"] = [Position(**e) for e in row["evidence_positions"]]
         return cls(**values)
 
     def key(self) -> dict[str, Any]:

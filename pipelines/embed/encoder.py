@@ -100,8 +100,8 @@ class Encoder:
         self.batch_tokens = batch_tokens or (GPU_BUDGET if cuda else CPU_BUDGET)
         self.max_batch = max_batch
         self.tokenizer_threads = tokenizer_threads
-        if not cuda:
-            torch.set_num_threads(os.cpu_count() or 1)
+        if not cuda and "OMP_NUM_THREADS" not in os.environ:
+            torch.set_num_threads(os.cpu_count() or 1)  # an explicit OMP_NUM_THREADS wins
         source = spec.model or default_minilm()
         try:
             self.tokenizer = load_tokenizer(source)

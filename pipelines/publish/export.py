@@ -66,7 +66,7 @@ def config_sources(spec: ConfigSpec, data: Path) -> list[tuple[str, Path, str | 
     if not path.is_file():
         if spec.optional:
             return []
-        raise MissingInputError(f"{path}: needed by config {spec.name!r}; run 'dvc repro' first")
+        raise MissingInputError(f"missing {path} (needed by config {spec.name!r})", path)
     if spec.group_by is None:
         return [(spec.name, path, None)]
     values = pq.read_table(path, columns=[spec.group_by]).column(spec.group_by).unique()
@@ -86,7 +86,7 @@ def split_index(spec: DatasetSpec, data: Path) -> dict[str, str]:
     source, key, column = spec.split_index
     path = data / source
     if not path.is_file():
-        raise MissingInputError(f"{path}: the split index of {spec.name}; run 'dvc repro' first")
+        raise MissingInputError(f"missing {path} (the split index of {spec.name})", path)
     table = pq.read_table(path, columns=[key, column])
     return dict(zip(table.column(key).to_pylist(), table.column(column).to_pylist(), strict=True))
 
@@ -148,7 +148,7 @@ def _join_table(spec: ConfigSpec, data: Path) -> pa.Table | None:
         return None
     path = data / spec.join.source
     if not path.is_file():
-        raise MissingInputError(f"{path}: joined into config {spec.name!r}; run 'dvc repro' first")
+        raise MissingInputError(f"missing {path} (joined into config {spec.name!r})", path)
     return pq.read_table(path, columns=[spec.join.key, *spec.join.columns])
 
 

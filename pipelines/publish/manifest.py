@@ -70,5 +70,5 @@ def read_manifest(folder: Path) -> Manifest:
 
     path = folder / MANIFEST
     if not path.is_file():
-        raise MissingInputError(f"{path}: not an export folder; run 'dvc repro' (stage publish)")
+        raise MissingInputError(f"{path}: not an export folder (no manifest)", path)
     return Manifest(**json.loads(path.read_text("utf-8")))

@@ -57,7 +57,10 @@ def export_dataset(
             continue
         sources = config_sources(config, data)
         if not sources and not config.optional:
-            raise MissingInputError(f"{data / config.source}: no files for config {config.name!r}")
+            raise MissingInputError(
+                f"missing {data / config.source} (no files for config {config.name!r})",
+                data / config.source,
+            )
         for name, source, value in progress_iter(sources, f"{spec.name}: {config.name}"):
             exported.append(
                 export_config(

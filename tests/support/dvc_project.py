@@ -51,7 +51,7 @@ def dvc(project: Path, *args: str) -> str:
         env=env,
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=900,
     )
     assert result.returncode == 0, result.stdout + result.stderr
     return result.stdout + result.stderr

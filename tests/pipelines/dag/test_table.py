@@ -146,3 +146,16 @@ def test_dag_check_tells_when_dvc_yaml_is_stale(tmp_path: Path) -> None:
     assert stale.exit_code == 1 and "benchsmith dag --write" in stale.output
     assert runner.invoke(app, ["dag", "--write", "--root", str(tmp_path)]).exit_code == 0
     assert (tmp_path / "dvc.yaml").read_text() == dvc_yaml(ROOT)
+
+
+def test_an_error_deep_in_a_command_gets_the_hint_of_the_stage_that_writes_the_path(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "data" / "publish"
+    result = CliRunner().invoke(
+        app,
+        ["publish", "--params", str(ROOT / "params.yaml"), "--folder", str(folder), "--dry-run"],
+    )
+    assert result.exit_code == 1
+    assert "wikigenbench/benchsmith.json: not an export folder" in result.output
+    assert "the publish stage writes it: run 'dvc repro publish' first" in result.output
