@@ -35,6 +35,20 @@ class ExternalLink:
     title: str
 
 
+def _infobox_rows(infobox: dict[str, str]) -> list[dict[str, str]]:
+    """An infobox as Parquet stores it: key/value rows, in order."""
+    return [{"key": k, "value": v} for k, v in infobox.items()]
+
+
+def _article_parts(row: dict[str, Any]) -> dict[str, Any]:
+    """The infobox, sections and references of an article or entry row, as records."""
+    return {
+        "infobox": {kv["key"]: kv["value"] for kv in row["infobox"]},
+        "sections": [Section(**s) for s in row["sections"]],
+        "references": [Reference(**r) for r in row["references"]],
+    }
+
+
 @dataclass(frozen=True)
 class Article:
     """A wiki page as read by either reader, before event selection.
@@ -68,19 +82,13 @@ class Article:
 
     def to_row(self) -> dict[str, Any]:
         """Return the record as a row matching :data:`ARTICLE_SCHEMA`."""
-        row = asdict(self)
-        row["infobox"] = [{"key": k, "value": v} for k, v in self.infobox.items()]
-        return row
+        return {**asdict(self), "infobox": _infobox_rows(self.infobox)}
 
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> Article:
         """Rebuild a record from a row read back from Parquet."""
-        values = dict(row)
-        values["infobox"] = {kv["key"]: kv["value"] for kv in row["infobox"]}
-        values["sections"] = [Section(**s) for s in row["sections"]]
-        values["references"] = [Reference(**r) for r in row["references"]]
-        values["external_links"] = [ExternalLink(**e) for e in row["external_links"]]
-        return cls(**values)
+        links = [ExternalLink(**e) for e in row["external_links"]]
+        return cls(**{**row, **_article_parts(row), "external_links": links})
 
 
 @dataclass(frozen=True)
@@ -145,19 +153,14 @@ class Entry:
 
     def to_row(self) -> dict[str, Any]:
         """Return the record as a row matching :data:`ENTRY_SCHEMA`."""
-        row = asdict(self)
-        row["infobox"] = [{"key": k, "value": v} for k, v in self.infobox.items()]
-        return row
+        return {**asdict(self), "infobox": _infobox_rows(self.infobox)}
 
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> Entry:
         """Rebuild a record from a row read back from Parquet."""
-        values = dict(row)
-        values["infobox"] = {kv["key"]: kv["value"] for kv in row["infobox"]}
-        values["sections"] = [Section(**s) for s in row["sections"]]
-        values["references"] = [Reference(**r) for r in row["references"]]
-        values["documents"] = [EntryDocument(**d) for d in row["documents"]]
-        values["document_counts"] = [DocumentCount(**c) for c in row["document_counts"]]
+        documents = [EntryDocument(**d) for d in row["documents"]]
+        counts = [DocumentCount(**c) for c in row["document_counts"]]
+        values = {**row, **_article_parts(row), "documents": documents, "document_counts": counts}
         return cls(**values)
 
 
