@@ -103,7 +103,7 @@ def _stage_command(stage: Stage) -> Callable[..., None]:
             help_text = f"{item.help} Written by the {item.stage} stage.".strip()
             annotation = Annotated[Path, typer.Option(f"--{item.name}", help=help_text)]
             parameters.append(
-                inspect.Parameter(item.name, option, default=item.default, annotation=annotation)
+                inspect.Parameter(item.name, option, default=item.under(), annotation=annotation)
             )
     out_help = Annotated[Path, typer.Option("--out", help="Output folder.")]
     parameters.append(inspect.Parameter("out", option, default=stage.out, annotation=out_help))

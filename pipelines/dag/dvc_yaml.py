@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 
 from pipelines.dag.closure import closure
-from pipelines.dag.spec import DATA, Stage
+from pipelines.dag.spec import Stage
 from pipelines.dag.table import SHARED, STAGES
 
 HEADER = (
@@ -38,8 +38,8 @@ def params_of(stage: Stage) -> list[str]:
 
 def stage_entry(stage: Stage, root: Path) -> dict[str, Any]:
     """The ``dvc.yaml`` entry of one stage."""
-    folder = DATA / stage.name
-    deps = [(DATA / i.stage / i.path).as_posix() for i in stage.inputs]
+    folder = stage.out
+    deps = [i.under().as_posix() for i in stage.inputs]
     deps += [f"${{{key}}}" for key in stage.files]
     deps += [(PROMPTS / p).as_posix() for p in stage.prompts]
     deps += [*stage.data_deps, *code_deps(stage, root)]
@@ -59,7 +59,7 @@ def dvc_yaml(root: Path) -> str:
     """The whole ``dvc.yaml`` text for the project at ``root``."""
     stages = {s.name: stage_entry(s, root) for s in STAGES.values()}
     plots = [
-        {(DATA / s.name / p.path).as_posix(): {"title": p.title, "x": p.x, "y": list(p.y)}}
+        {(s.out / p.path).as_posix(): {"title": p.title, "x": p.x, "y": list(p.y)}}
         for s in STAGES.values()
         for p in s.plots
     ]

@@ -53,7 +53,7 @@ def input_paths(
     for item in stage.inputs:
         if not item.name:
             continue
-        path = given.get(item.name) or data / item.stage / item.path
+        path = given.get(item.name) or item.under(data)
         if item.is_needed(settings) and not path.exists():
             what = (item.help or item.path).rstrip(".")
             raise MissingInputError(

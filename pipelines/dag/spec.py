@@ -29,10 +29,9 @@ class Input:
     help: str = ""
     needed: Callable[[Any], bool] | None = None
 
-    @property
-    def default(self) -> Path:
-        """Where the producing stage writes it."""
-        return DATA / self.stage / self.path
+    def under(self, data: Path = DATA) -> Path:
+        """Where the producing stage writes it, in the data folder ``data``."""
+        return data / self.stage / self.path
 
     def is_needed(self, settings: Any) -> bool:
         return self.needed is None or bool(self.needed(settings))
