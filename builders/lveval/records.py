@@ -13,6 +13,8 @@ from typing import Any, ClassVar, Literal
 
 import pyarrow as pa
 
+from builders.drops import Drop
+
 Variant = Literal["clean", "cfi", "kpr", "cfi_kpr"]
 VARIANTS: tuple[Variant, ...] = ("clean", "cfi", "kpr", "cfi_kpr")
 
@@ -85,21 +87,6 @@ class Rule:
     def applies_to(self, item: QAItem) -> bool:
         """Whether the rule's scope covers ``item``."""
         return self.scope in ("*", item.dataset, item.qa_id)
-
-
-@dataclass(frozen=True)
-class Drop:
-    """An item left out, with the step that dropped it and why."""
-
-    dataset: str
-    item_id: str
-    step: str
-    reason: str
-    detail: str = ""
-
-    def to_row(self) -> dict[str, Any]:
-        """Return the record as a row matching :data:`DROP_SCHEMA`."""
-        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -207,12 +194,9 @@ RECORD_SCHEMA = pa.schema(
     ]
 )
 
-DROP_SCHEMA = pa.schema(
-    [
-        pa.field("dataset", pa.string()),
-        pa.field("item_id", pa.string()),
-        pa.field("step", pa.string()),
-        pa.field("reason", pa.string()),
-        pa.field("detail", pa.string()),
-    ]
-)
+
+def drop(
+    dataset: str, item_id: str, step: str, reason: str, detail: str = "", *, kind: str = "qa"
+) -> Drop:
+    """The lveval stage's :class:`~builders.drops.Drop` of one item of ``dataset``."""
+    return Drop("lveval", dataset, kind, item_id, step, reason, detail)

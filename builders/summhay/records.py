@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import pyarrow as pa
@@ -63,22 +63,6 @@ class Document:
     insight_ids: tuple[str, ...]
     attempts: int
     word_count: int
-
-
-@dataclass(frozen=True)
-class Drop:
-    """An item left out of a haystack, with the step that dropped it and why."""
-
-    topic_id: str
-    kind: str
-    item_id: str
-    step: str
-    reason: str
-    detail: str = ""
-
-    def to_row(self) -> dict[str, Any]:
-        """Return the record as a row matching :data:`DROP_SCHEMA`."""
-        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -203,17 +187,6 @@ HAYSTACK_SCHEMA = pa.schema(
         pa.field("subtopics", pa.list_(_SUBTOPIC)),
         pa.field("documents", pa.list_(_DOCUMENT)),
         pa.field("provenance", pa.list_(_KV)),
-    ]
-)
-
-DROP_SCHEMA = pa.schema(
-    [
-        pa.field("topic_id", pa.string(), nullable=False),
-        pa.field("kind", pa.string()),
-        pa.field("item_id", pa.string()),
-        pa.field("step", pa.string()),
-        pa.field("reason", pa.string()),
-        pa.field("detail", pa.string()),
     ]
 )
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from builders.summhay.verify import word_set
+from builders.text import sentences
 
 THEMES: dict[str, tuple[tuple[str, str], ...]] = {
     "news": (
@@ -102,7 +102,6 @@ STYLES: dict[str, tuple[str, ...]] = {
     ),
 }
 """Document styles, drawn per document, so no two documents get the same prompt."""
-_SENTENCE = re.compile(r"(?<=[.!?])\s+")
 
 
 def _hash(*parts: object) -> int:
@@ -184,7 +183,8 @@ def filler_sentences(texts: Sequence[str], limit: int = 5000) -> tuple[str, ...]
     """Sentences of 6 to 40 words from ``texts``, at most ``limit``, for template documents."""
     out: list[str] = []
     for text in texts:
-        for sentence in _SENTENCE.split(" ".join(text.split())):
+        for start, end in sentences(text):
+            sentence = " ".join(text[start:end].split())
             if 6 <= len(sentence.split()) <= 40 and sentence[-1:] in ".!?":
                 out.append(sentence)
                 if len(out) >= limit:

@@ -13,9 +13,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from builders.text import keywords, specific_tokens
+from builders.text import keywords, sentences, specific_tokens
 
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+_SPEAKER = re.compile(r"^[A-Z][a-z]+: ")
 
 
 def summarize(v: Mapping[str, Any]) -> str:
@@ -24,8 +24,8 @@ def summarize(v: Mapping[str, Any]) -> str:
     found: dict[str, list[str]] = {}
     score: dict[str, int] = {}
     for doc in v["documents"]:
-        for raw in _SENTENCE.split(doc["text"]):
-            sentence = re.sub(r"^[A-Z][a-z]+: ", "", raw.strip())  # a speaker's name
+        for start, end in sentences(doc["text"]):
+            sentence = _SPEAKER.sub("", doc["text"][start:end])
             if len(sentence.split()) < 5:
                 continue
             overlap = len(wanted & keywords(sentence))

@@ -19,10 +19,11 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from builders.text import sentences
+
 _CITE = r"\[\s*\d+(?:\s*[,;]\s*\d+)*\s*\]"
 _CITATION = re.compile(_CITE)
 _NUMBER = re.compile(r"\d+")
-_SENTENCE_END = re.compile(rf"[.!?]+[\"')]*(?:\s*{_CITE})*(?=\s+[\"'(]?[A-Z0-9]|\s*$)")
 _HEADING = re.compile(r"^[ \t]*={2,}\s*([^=\n]+?)\s*={2,}[ \t]*$|={2,}([^=\n]{1,120}?)={2,}", re.M)
 _OUTLINE_ITEM = re.compile(r"^\s*(?:\d+[.)]|[-*•]|={2,})\s*(.+?)\s*=*\s*$")
 
@@ -55,21 +56,12 @@ def sections(article: str) -> list[tuple[str, str]]:
     return [(h, b.strip()) for h, b in out if b.strip() or h]
 
 
-def sentences(body: str) -> list[str]:
-    """Sentences of a section body, each with the citations that follow it."""
-    out, start = [], 0
-    for match in _SENTENCE_END.finditer(body):
-        out.append(body[start : match.end()])
-        start = match.end()
-    out.append(body[start:])
-    return [s.strip() for s in out if s.strip()]
-
-
 def claims(body: str, section: str, documents: Sequence[str]) -> list[Claim]:
     """The sentences of ``body`` with their citations resolved against ``documents`` (the ids
     of the documents shown, document ``k`` at index ``k - 1``)."""
     out = []
-    for sentence in sentences(body):
+    for start, end in sentences(body):
+        sentence = body[start:end]
         numbers = [int(n) for c in _CITATION.findall(sentence) for n in _NUMBER.findall(c)]
         text = " ".join(_CITATION.sub(" ", sentence).split())
         if not text.strip(" .!?\"'()"):

@@ -92,25 +92,6 @@ class Article:
 
 
 @dataclass(frozen=True)
-class Rejection:
-    """A page that event selection turned away, with exactly one reason."""
-
-    page_id: int
-    title: str
-    url: str
-    namespace: int
-    reason: str
-    detail: str
-    created_at: datetime | None
-    word_count: int
-    reader: str
-
-    def to_row(self) -> dict[str, Any]:
-        """Return the record as a row matching :data:`REJECTION_SCHEMA`."""
-        return asdict(self)
-
-
-@dataclass(frozen=True)
 class EntryDocument:
     """A usable related document as an entry carries it."""
 
@@ -202,20 +183,6 @@ ARTICLE_SCHEMA = pa.schema(
         ),
         pa.field("reader", pa.string()),
         pa.field("read_at", _TS),
-    ]
-)
-
-REJECTION_SCHEMA = pa.schema(
-    [
-        pa.field("page_id", pa.int64(), nullable=False),
-        pa.field("title", pa.string(), nullable=False),
-        pa.field("url", pa.string()),
-        pa.field("namespace", pa.int32()),
-        pa.field("reason", pa.string(), nullable=False),
-        pa.field("detail", pa.string()),
-        pa.field("created_at", _TS),
-        pa.field("word_count", pa.int32()),
-        pa.field("reader", pa.string()),
     ]
 )
 

@@ -19,8 +19,9 @@ from datetime import UTC, date, datetime, time, timedelta
 
 from pydantic import Field, StrictInt, field_validator, model_validator
 
+from builders.drops import Drop
 from builders.settings import Strict
-from builders.wikigen.records import Article, Rejection
+from builders.wikigen.records import Article
 
 REASONS = (
     "not_article",
@@ -173,35 +174,39 @@ def _window(a: Article, s: EventSelection) -> tuple[str, str] | None:
     return None
 
 
-def _reject(a: Article, reason: str, detail: str) -> Rejection:
-    return Rejection(
+def _reject(a: Article, step: str, reason: str, detail: str) -> Drop:
+    return Drop.of(
+        "wiki",
+        "",
+        "page",
+        a.title,
+        step,
+        reason,
+        detail,
         page_id=a.page_id,
-        title=a.title,
         url=a.url,
         namespace=a.namespace,
-        reason=reason,
-        detail=detail,
         created_at=a.created_at,
         word_count=a.word_count,
         reader=a.reader,
     )
 
 
-def check_content(article: Article, settings: EventSelection) -> Rejection | None:
+def check_content(article: Article, settings: EventSelection) -> Drop | None:
     """Apply every rule except the creation window; return the first failure."""
     for reason, rule in CONTENT_RULES:
         detail = rule(article, settings)
         if detail is not None:
-            return _reject(article, reason, detail)
+            return _reject(article, "content", reason, detail)
     return None
 
 
-def check_window(article: Article, settings: EventSelection) -> Rejection | None:
+def check_window(article: Article, settings: EventSelection) -> Drop | None:
     """Apply the creation-window rule alone."""
     failure = _window(article, settings)
-    return _reject(article, *failure) if failure else None
+    return _reject(article, "window", *failure) if failure else None
 
 
-def classify(article: Article, settings: EventSelection) -> Rejection | None:
+def classify(article: Article, settings: EventSelection) -> Drop | None:
     """Return the article's rejection, or ``None`` when it is a selected event."""
     return check_content(article, settings) or check_window(article, settings)

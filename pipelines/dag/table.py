@@ -60,7 +60,7 @@ _STAGES = (
         "Read wiki pages (XML dump or live API) and select fresh event articles.",
         WikiSettings,
         "pipelines.stages.wiki:run_wiki",
-        outs=("articles.parquet", "rejected.parquet"),
+        outs=("articles.parquet", "drops.parquet"),
         files=("wiki.dump.path",),
     ),
     Stage(
@@ -120,7 +120,7 @@ _STAGES = (
             replace(DOCUMENTS, needed=lambda s: "web" in s.corpora),
             replace(HAYSTACKS, needed=lambda s: "summhay" in s.corpora),
         ),
-        outs=("chunks.parquet", "skipped.parquet"),
+        outs=("chunks.parquet", "drops.parquet"),
     ),
     Stage(
         "embed",

@@ -51,16 +51,6 @@ CHUNK_SCHEMA = pa.schema(
 )
 """The Arrow schema of :class:`Chunk`."""
 
-SKIPPED_SCHEMA = pa.schema(
-    [
-        pa.field("corpus", pa.string()),
-        pa.field("document_id", pa.string()),
-        pa.field("entry_id", pa.string()),
-        pa.field("reason", pa.string()),
-    ]
-)
-"""A document that yielded no chunk, and why."""
-
 
 def embedding_schema(vector_dtype: str) -> pa.Schema:
     """Chunk id, model and vector (float16 by default)."""

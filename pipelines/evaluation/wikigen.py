@@ -28,14 +28,13 @@ from pydantic import BaseModel
 
 from builders.leval.metrics import rouge
 from builders.ranking import fill_context
-from builders.text import specific_tokens
+from builders.text import sentences, specific_tokens
 from builders.wikigen.generation import (
     Claim,
     article_claims,
     citation_scores,
     claims,
     outline,
-    sentences,
 )
 from builders.wikigen.generation import sections as article_sections
 from builders.wikigen.records import Entry

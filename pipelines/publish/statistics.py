@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 from pipelines.publish.export import ExportedConfig, PublishError
 
 DOCUMENTS = "web/documents.parquet"
-WIKI_REJECTED = "wiki/rejected.parquet"
+WIKI_REJECTED = "wiki/drops.parquet"
 SUMMHAY_DROPS = "summhay/drops.parquet"
 LVEVAL_DROPS = "lveval/drops.parquet"
 

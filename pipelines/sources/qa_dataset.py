@@ -7,9 +7,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from builders.drops import Drop
 from builders.lveval.answers import QuestionDraft, Quote
 from builders.lveval.qa import to_item
-from builders.lveval.records import Drop, Passage, QAItem
+from builders.lveval.records import Passage, QAItem, drop
 from builders.lveval.settings import HubSource
 from builders.lveval.text import mentions
 from builders.text import sentences
@@ -71,11 +72,15 @@ def hub_items(source: HubSource, where: str) -> tuple[list[QAItem], list[Passage
         question = str(row[source.question] or "").strip()
         row_id = f"{source.dataset}:{n}"
         if not answers or not question:
-            drops.append(Drop(source.dataset, row_id, "import", "no_question_or_answer"))
+            drops.append(
+                drop(source.dataset, row_id, "import", "no_question_or_answer", kind="row")
+            )
             continue
         quote = _evidence(own, answers[0], source.language)
         if quote is None:
-            drops.append(Drop(source.dataset, row_id, "qa_check", "answer_not_in_evidence"))
+            drops.append(
+                drop(source.dataset, row_id, "qa_check", "answer_not_in_evidence", kind="row")
+            )
             continue
         keywords = " ".join(_strings(row[source.keywords])) if source.keywords else ""
         # alternative answers are kept when the same evidence states them too
@@ -93,5 +98,5 @@ def hub_items(source: HubSource, where: str) -> tuple[list[QAItem], list[Passage
         if isinstance(result, QAItem):
             items.append(result)
         else:
-            drops.append(Drop(source.dataset, row_id, "qa_check", *result))
+            drops.append(drop(source.dataset, row_id, "qa_check", *result, kind="row"))
     return items, passages, drops

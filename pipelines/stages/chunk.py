@@ -1,16 +1,17 @@
 """The ``chunk`` stage: documents become chunks of words or tokens with offsets.
 
 Writes ``chunks.parquet`` (chunk id, corpus, document and entry ids, ordinal, character and word
-offsets, text), ``skipped.parquet`` (documents with no text, with the reason) and ``stats.json``.
+offsets, text), ``drops.parquet`` (documents with no text, with the reason) and ``stats.json``.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from builders.drops import DROP_SCHEMA, DROPS, Drop
 from pipelines.embed.chunk import chunk_stream
 from pipelines.embed.documents import read_documents
-from pipelines.embed.records import CHUNK_SCHEMA, SKIPPED_SCHEMA
+from pipelines.embed.records import CHUNK_SCHEMA
 from pipelines.embed.settings import ChunkSettings
 from pipelines.outputs import TableWriter
 from pipelines.progress import progress_iter
@@ -18,7 +19,6 @@ from pipelines.stage_run import stage_run
 from pipelines.stats import StageStats
 
 CHUNKS = "chunks.parquet"
-SKIPPED = "skipped.parquet"
 
 
 def run_chunk(
@@ -32,7 +32,7 @@ def run_chunk(
         stats.counts.update({"documents": 0, "chunks": 0})
         with (
             TableWriter(run.scratch / CHUNKS, CHUNK_SCHEMA, batch_rows=1024) as chunks,
-            TableWriter(run.scratch / SKIPPED, SKIPPED_SCHEMA) as skipped,
+            TableWriter(run.scratch / DROPS, DROP_SCHEMA) as skipped,
         ):
             if settings.executor == "ray":
                 from pipelines.embed.ray_executor import ray_chunk_stream
@@ -45,8 +45,15 @@ def run_chunk(
                 stats.update(f"documents_{doc['corpus']}")
                 if reason:
                     skipped.write(
-                        {k: doc[k] for k in ("corpus", "document_id", "entry_id")}
-                        | {"reason": reason}
+                        Drop.of(
+                            "chunk",
+                            doc["corpus"],
+                            "document",
+                            doc["document_id"],
+                            "chunk",
+                            reason,
+                            entry_id=doc["entry_id"],
+                        ).to_row()
                     )
                     stats.drop(reason)
                 for chunk in made:

@@ -17,12 +17,13 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
+from builders.drops import DROP_SCHEMA, DROPS
 from builders.leval.export import leval_line
 from builders.lveval import cfi, kpr
 from builders.lveval.build import records
 from builders.lveval.contexts import Corpus, level_words
 from builders.lveval.passages import corpus as entry_corpus
-from builders.lveval.records import DROP_SCHEMA, QA_SCHEMA, RECORD_SCHEMA, Passage
+from builders.lveval.records import QA_SCHEMA, RECORD_SCHEMA, Passage
 from builders.lveval.settings import LVEvalSettings
 from builders.lveval.template import responders
 from pipelines.errors import MissingInputError, ParamsError
@@ -35,7 +36,6 @@ from pipelines.stats import StageStats
 from pipelines.synthesis.lveval import Built, event_questions, prepare
 
 QA = "qa.parquet"
-DROPS = "drops.parquet"
 RULES = "rules.jsonl"
 RECORDS = "records"
 LEVAL = "leval"

@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
+from builders.drops import DROP_SCHEMA, DROPS
 from builders.summhay.official import to_official
-from builders.summhay.records import DROP_SCHEMA, HAYSTACK_SCHEMA, ORDER_SCHEMA, Topic
+from builders.summhay.records import HAYSTACK_SCHEMA, ORDER_SCHEMA, Topic
 from builders.summhay.settings import SummhaySettings
 from builders.summhay.template import filler_sentences, responders
 from builders.summhay.variants import orders
@@ -30,7 +31,6 @@ from pipelines.synthesis.summhay import synthesize
 
 HAYSTACKS = "haystacks.parquet"
 ORDERS = "orders.parquet"
-DROPS = "drops.parquet"
 OFFICIAL = "official"
 
 

@@ -7,7 +7,8 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from builders.wikigen.records import ARTICLE_SCHEMA, REJECTION_SCHEMA, Article
+from builders.drops import DROP_SCHEMA, DROPS
+from builders.wikigen.records import ARTICLE_SCHEMA, Article
 from builders.wikigen.select import check_content, check_window, window_bounds
 from pipelines.outputs import TableWriter
 from pipelines.progress import progress_iter
@@ -16,7 +17,6 @@ from pipelines.stage_run import stage_run
 from pipelines.stats import StageStats
 
 ARTICLES = "articles.parquet"
-REJECTED = "rejected.parquet"
 
 
 Lookup = Callable[[str], datetime | None]
@@ -52,7 +52,7 @@ def _articles(settings: WikiSettings) -> tuple[Iterator[Article], Lookup | None]
 
 
 def run_wiki(settings: WikiSettings, *, out: Path) -> StageStats:
-    """Select fresh events into ``articles.parquet``; the rest into ``rejected.parquet``.
+    """Select fresh events into ``articles.parquet``; the rest into ``drops.parquet``.
 
     Pages are streamed: memory holds one page plus a batch of output rows. Creation dates that the
     reader could not supply are looked up only for pages that passed every other rule.
@@ -64,7 +64,7 @@ def run_wiki(settings: WikiSettings, *, out: Path) -> StageStats:
         stats.counts.update({"read": 0, "selected": 0, "rejected": 0})
         with (
             TableWriter(run.scratch / ARTICLES, ARTICLE_SCHEMA) as kept,
-            TableWriter(run.scratch / REJECTED, REJECTION_SCHEMA) as rejected,
+            TableWriter(run.scratch / DROPS, DROP_SCHEMA) as rejected,
         ):
             for article in progress_iter(pages, "wiki: reading pages"):
                 stats.update("read")

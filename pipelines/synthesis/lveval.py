@@ -7,13 +7,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from builders.drops import Drop
 from builders.lveval import cfi, kpr
 from builders.lveval.answers import FactAnswer, QuestionsAnswer, RulesAnswer, known_passages
 from builders.lveval.build import Prepared
 from builders.lveval.contexts import HEADER_WORDS, Corpus
 from builders.lveval.passages import entry_passages
 from builders.lveval.qa import to_item
-from builders.lveval.records import Drop, QAItem, Rule
+from builders.lveval.records import QAItem, Rule, drop
 from builders.lveval.settings import LVEvalSettings
 from builders.lveval.text import length
 from pipelines.llm import Ask, LLMClient
@@ -65,7 +66,9 @@ def event_questions(
         event = entry["event_id"]
         if not outcome.ok:
             out.drops.append(
-                Drop(s.dataset, event, "questions", "generation_failed", outcome.error)
+                drop(
+                    s.dataset, event, "questions", "generation_failed", outcome.error, kind="event"
+                )
             )
             continue
         for draft in outcome.value.questions:
@@ -73,7 +76,7 @@ def event_questions(
             if isinstance(result, QAItem):
                 out.items.append(result)
             else:
-                out.drops.append(Drop(s.dataset, event, "qa_check", *result))
+                out.drops.append(drop(s.dataset, event, "qa_check", *result, kind="event"))
 
 
 def _evidence_vars(item: QAItem) -> dict[str, Any]:
@@ -108,7 +111,7 @@ def prepare(
             items.append(item)
         else:
             detail = f"the corpus cannot fill {largest} words around this item"
-            out.drops.append(Drop(item.dataset, item.qa_id, "assembly", "corpus_too_small", detail))
+            out.drops.append(drop(item.dataset, item.qa_id, "assembly", "corpus_too_small", detail))
     fact_asks = [
         Ask(
             "lveval/confusing_fact",
@@ -124,7 +127,7 @@ def prepare(
         if outcome.ok:
             kept.append((item, outcome.value.fact.strip()))
         else:
-            out.drops.append(Drop(item.dataset, item.qa_id, "cfi", "rejected", outcome.error))
+            out.drops.append(drop(item.dataset, item.qa_id, "cfi", "rejected", outcome.error))
 
     def rules_check(item: QAItem, fact: str) -> Any:
         def check(answer: RulesAnswer) -> str | None:
@@ -145,12 +148,12 @@ def prepare(
     answers = client.ask_many(rule_asks, "lveval: replacements", len(rule_asks))
     for (item, fact), outcome in zip(kept, answers, strict=True):
         if not outcome.ok:
-            out.drops.append(Drop(item.dataset, item.qa_id, "kpr", "rejected", outcome.error))
+            out.drops.append(drop(item.dataset, item.qa_id, "kpr", "rejected", outcome.error))
             continue
         proposed = [Rule(r.orig, r.repl, item.qa_id) for r in outcome.value.rules]
         out.proposed[item.qa_id] = proposed
         rules = kpr.resolve(proposed, reviewed, item)
         if problem := kpr.problems(item, rules, words, [fact]):
-            out.drops.append(Drop(item.dataset, item.qa_id, "kpr", "reviewed_rule", problem))
+            out.drops.append(drop(item.dataset, item.qa_id, "kpr", "reviewed_rule", problem))
             continue
         out.prepared.append(Prepared(item, (fact,), tuple(rules)))

@@ -13,6 +13,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
+from builders.drops import Drop
 from builders.summhay.answers import (
     ClassifyAnswer,
     InclusionAnswer,
@@ -24,7 +25,7 @@ from builders.summhay.answers import (
     min_words,
 )
 from builders.summhay.plan import PlanError, plan_documents
-from builders.summhay.records import Document, Drop, Haystack, Insight, PlannedDocument, Subtopic
+from builders.summhay.records import Document, Haystack, Insight, PlannedDocument, Subtopic
 from builders.summhay.records import Topic as TopicRecord
 from builders.summhay.settings import SummhaySettings
 from builders.summhay.template import STYLES
@@ -41,7 +42,7 @@ class Synthesis:
     drops: list[Drop] = field(default_factory=list)
 
     def drop(self, kind: str, item_id: str, step: str, reason: str, detail: str = "") -> None:
-        self.drops.append(Drop(self.topic.topic_id, kind, item_id, step, reason, detail))
+        self.drops.append(Drop("summhay", self.topic.topic_id, kind, item_id, step, reason, detail))
 
 
 def _subtopic_vars(subtopics: list[Subtopic]) -> list[dict[str, str]]:

@@ -9,6 +9,7 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
+from builders.drops import DROP_SCHEMA
 from pipelines.dag.table import STAGES
 from tests.support.dvc_project import CANARY, copy_project, dvc
 from tests.support.snapshot import SNAPSHOT_EVENTS
@@ -56,6 +57,13 @@ def test_repro_builds_the_selection_then_does_nothing_then_follows_params(projec
         "stats.json",
     }
     assert not any(CANARY.encode() in p.read_bytes() for p in hub_files)
+    # every stage that leaves items out says so in one table shape, named by the stage
+    drops = sorted((project / "data").glob("*/drops.parquet"))
+    assert {p.parent.name for p in drops} == {"wiki", "summhay", "chunk", "lveval"}
+    for path in drops:
+        table = pq.read_table(path)
+        assert table.schema.equals(DROP_SCHEMA, check_metadata=False), path
+        assert set(table.column("stage").to_pylist()) <= {path.parent.name}, path
     articles = project / "data" / "wiki" / "articles.parquet"
     built = articles.stat().st_mtime_ns
     first_bytes = {p: p.read_bytes() for p in (project / "data").rglob("*.parquet")}

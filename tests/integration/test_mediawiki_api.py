@@ -154,8 +154,8 @@ def test_dump_without_history_asks_the_api_about_candidates_only(wiki, params, t
     stats = run_wiki(settings, out=tmp_path / "wiki")
     titles = set(pq.read_table(tmp_path / "wiki" / "articles.parquet").column("title").to_pylist())
     assert titles == SNAPSHOT_EVENTS
-    rejected = pq.read_table(tmp_path / "wiki" / "rejected.parquet").to_pylist()
-    reasons = {r["title"]: r["reason"] for r in rejected}
+    rejected = pq.read_table(tmp_path / "wiki" / "drops.parquet").to_pylist()
+    reasons = {r["item_id"]: r["reason"] for r in rejected}
     assert reasons["2026 Korvenna tramway strike"] == "created_before_window"
     # only pages that passed every content rule were looked up: the events and the two old ones
     assert stats.counts["created_at_looked_up"] == len(SNAPSHOT_EVENTS) + 2

@@ -49,9 +49,9 @@ def test_ray_chunks_and_vectors_equal_the_local_executor(
         haystacks=tmp_path / "absent.parquet",
         out=tmp_path / "ray" / "chunk",
     )
-    for name in ("chunks.parquet", "skipped.parquet"):
+    for name in ("chunks.parquet", "drops.parquet"):
         local = pq.read_table(tmp_path / "local" / "chunk" / name)
-        assert local.num_rows > 0 or name == "skipped.parquet"
+        assert local.num_rows > 0 or name == "drops.parquet"
         assert pq.read_table(tmp_path / "ray" / "chunk" / name).equals(local), name
 
     chunks = tmp_path / "local" / "chunk" / "chunks.parquet"

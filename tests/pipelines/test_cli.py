@@ -19,7 +19,7 @@ def test_help_lists_commands_and_stages():
     assert "summhay" in stage.output
     assert "snapshot" in top.output
     wiki = runner.invoke(app, ["stage", "wiki", "--help"])
-    assert "rejected.parquet" in wiki.output
+    assert "drops.parquet" in wiki.output
 
 
 def test_check_reports_a_bad_key_with_exit_code_2(tmp_path):

@@ -112,6 +112,7 @@ def test_dated_sentences_become_date_questions_quoting_them() -> None:
     assert [(q["question"], q["answers"]) for q in found] == [
         ("What was the date when the levee at Meridal was breached?", ["5 March"]),
         ("What was the date when Officials reopened the road?", ["9 March"]),
+        ("What was the date when the review led by Dr. Holm began?", ["7 March"]),
     ]
     drafts = QuestionsAnswer.model_validate({"questions": found}).questions
     items = [to_item(d, {passage.passage_id: passage}, dataset="d", source="ev") for d in drafts]

@@ -84,7 +84,7 @@ def test_publish_reads_what_the_registry_names() -> None:
         "data/lveval/records",
         "data/summhay_baselines/summhay.json",
         "data/lveval_baselines/ak_by_level.csv",
-        "data/wiki/rejected.parquet",
+        "data/wiki/drops.parquet",
         "cards",
     ):
         assert path in deps

@@ -186,7 +186,7 @@ def table_rows(section: str) -> list[tuple[tuple[str, ...], int]]:
 
 
 DROP_TABLES = [
-    ("wikigenbench", "Pages rejected by the wiki stage", "wiki/rejected.parquet", ["reason"]),
+    ("wikigenbench", "Pages rejected by the wiki stage", "wiki/drops.parquet", ["reason"]),
     (
         "summhay",
         "Items dropped while building haystacks",

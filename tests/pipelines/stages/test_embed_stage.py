@@ -10,7 +10,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from pipelines.embed.records import CHUNK_SCHEMA, SKIPPED_SCHEMA
+from builders.drops import DROP_SCHEMA, Drop
+from pipelines.embed.records import CHUNK_SCHEMA
 from pipelines.embed.settings import ChunkSettings, EmbedSettings
 from pipelines.outputs import TableWriter
 from pipelines.settings import Params
@@ -50,10 +51,12 @@ def settings(tmp_path: Path, **overrides: object) -> EmbedSettings:
 def test_chunk_stage_writes_chunks_and_skips(chunked: Path) -> None:
     table = pq.read_table(chunked)
     assert table.schema.equals(CHUNK_SCHEMA, check_metadata=False)
-    skipped = pq.read_table(chunked.parent / "skipped.parquet")
-    assert skipped.schema.equals(SKIPPED_SCHEMA, check_metadata=False)
-    assert skipped.to_pylist() == [
-        {"corpus": "web", "document_id": "blank", "entry_id": "e1", "reason": "whitespace_only"}
+    skipped = pq.read_table(chunked.parent / "drops.parquet")
+    assert skipped.schema.equals(DROP_SCHEMA, check_metadata=False)
+    assert [Drop.from_row(r) for r in skipped.to_pylist()] == [
+        Drop(
+            "chunk", "web", "document", "blank", "chunk", "whitespace_only", "", {"entry_id": "e1"}
+        )
     ]
     rows = table.to_pylist()
     assert all(1 <= r["words"] <= 64 for r in rows) and len({r["chunk_id"] for r in rows}) == len(

@@ -11,8 +11,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from builders.drops import DROP_SCHEMA
 from builders.lveval.contexts import level_words
-from builders.lveval.records import DROP_SCHEMA, QA_SCHEMA, RECORD_SCHEMA, VARIANTS
+from builders.lveval.records import QA_SCHEMA, RECORD_SCHEMA, VARIANTS
 from builders.lveval.settings import HubSource, KPRSettings
 from pipelines.dag.invoke import Workspace, run_stage
 from pipelines.errors import MissingInputError, ParamsError

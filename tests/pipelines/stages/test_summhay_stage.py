@@ -8,7 +8,8 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from builders.summhay.records import DROP_SCHEMA, HAYSTACK_SCHEMA, ORDER_SCHEMA, Haystack
+from builders.drops import DROP_SCHEMA
+from builders.summhay.records import HAYSTACK_SCHEMA, ORDER_SCHEMA, Haystack
 from pipelines.settings import Params
 from pipelines.stages.summhay import run_summhay
 

@@ -4,7 +4,8 @@ from datetime import UTC, datetime
 import pyarrow.parquet as pq
 import pytest
 
-from builders.wikigen.records import ARTICLE_SCHEMA, REJECTION_SCHEMA, Article
+from builders.drops import DROP_SCHEMA, Drop
+from builders.wikigen.records import ARTICLE_SCHEMA, Article
 from pipelines.errors import SourceFormatError
 from pipelines.sources.wiki_dump import read_dump
 from pipelines.stages.wiki import run_wiki
@@ -16,9 +17,16 @@ def test_stage_writes_articles_rejections_and_stats(tmp_path, params):
     stats = run_wiki(params.wiki, out=out)
 
     articles = pq.read_table(out / "articles.parquet")
-    rejected = pq.read_table(out / "rejected.parquet")
+    rejected = pq.read_table(out / "drops.parquet")
     assert articles.schema.equals(ARTICLE_SCHEMA, check_metadata=False)
-    assert rejected.schema.equals(REJECTION_SCHEMA, check_metadata=False)
+    assert rejected.schema.equals(DROP_SCHEMA, check_metadata=False)
+    drops = [Drop.from_row(r) for r in rejected.to_pylist()]
+    assert {(d.stage, d.kind) for d in drops} == {("wiki", "page")}
+    assert {d.step for d in drops} == {"content", "window"}
+    # the page's own facts travel with the drop: its id, URL and creation time
+    windowed = next(d for d in drops if d.reason == "created_before_window")
+    assert windowed.facts["page_id"].isdigit() and windowed.facts["url"].startswith("http")
+    assert windowed.facts["created_at"][:10] in windowed.detail
     assert set(articles.column("title").to_pylist()) == SNAPSHOT_EVENTS
 
     saved = json.loads((out / "stats.json").read_text())
@@ -48,7 +56,7 @@ def test_records_round_trip_through_parquet(tmp_path, params):
 def test_same_inputs_give_identical_outputs(tmp_path, params):
     run_wiki(params.wiki, out=tmp_path / "a")
     run_wiki(params.wiki, out=tmp_path / "b")
-    for name in ("articles.parquet", "rejected.parquet"):
+    for name in ("articles.parquet", "drops.parquet"):
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
 
 
@@ -99,7 +107,7 @@ def test_log_dates_are_looked_up_for_candidates_only(tmp_path, params):
         ("2026 Meridal River floods", "log")
     ]
     assert articles[0]["created_at"] == datetime(2026, 3, 4, 9, 12, tzinfo=UTC)
-    reasons = {r["title"]: r["reason"] for r in pq.read_table(out / "rejected.parquet").to_pylist()}
+    reasons = {r["item_id"]: r["reason"] for r in pq.read_table(out / "drops.parquet").to_pylist()}
     assert reasons["2026 Korvenna tramway strike"] == "created_unknown"  # its log entry is 2019
     assert reasons["2026 Valdran general strike"] == "too_long"  # never looked up
     # the 13 events and the two older strikes passed every content rule
