@@ -20,6 +20,7 @@ from builders.summhay.records import HAYSTACK_SCHEMA, ORDER_SCHEMA, Topic
 from builders.summhay.settings import SummhaySettings
 from builders.summhay.template import filler_sentences, responders
 from builders.summhay.variants import orders
+from builders.text import sentences
 from builders.wikigen.entries import event_id
 from pipelines.llm import LLMClient, LLMSettings
 from pipelines.outputs import TableWriter
@@ -42,7 +43,8 @@ def topics(settings: SummhaySettings, articles_path: Path | None) -> list[Topic]
     ]
     if settings.topics_from_events and articles_path is not None:
         for article in read_articles(articles_path)[: settings.topics_from_events]:
-            lead = article.summary.split(". ")[0].strip().rstrip(".")
+            first = sentences(article.summary)[:1]
+            lead = article.summary[slice(*first[0])].rstrip(".") if first else ""
             text = f"{lead}." if lead else article.title
             out.append(
                 Topic(
