@@ -6,7 +6,7 @@ is the offset where a sentence starts (after the first). Reported per reference:
 time relative to ours, and how many of our boundaries it shares (agreement both ways), then a few
 boundaries where the two disagree, for a reader to judge.
 
-The references are downloaded from the package index into ``.cache/bench/wheels`` the first time
+The references are downloaded from the package index into ``.cache/wheels`` the first time
 (pure-Python wheels, imported from there, never installed):
 
     python bench/sentences.py
@@ -19,31 +19,19 @@ import argparse
 import os
 import platform
 import random
-import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 
+from bench.wheels import importable
 from builders.text import sentences
 from pipelines.sources.wiki_dump import read_dump
 
 ROOT = Path(__file__).resolve().parents[1]
 SNAPSHOT = ROOT / "snapshot" / "wiki" / "export.xml"
-WHEELS = ROOT / ".cache" / "bench" / "wheels"
 REFERENCES = {"pysbd": "pysbd==0.3.4", "syntok": "syntok==1.4.4"}
 
 Splitter = Callable[[str], list[int]]
-
-
-def _import_references() -> None:
-    """Put the reference wheels on ``sys.path``, downloading them once."""
-    WHEELS.mkdir(parents=True, exist_ok=True)
-    missing = [r for r in REFERENCES.values() if not list(WHEELS.glob(f"{r.split('==')[0]}-*"))]
-    if missing:
-        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", str(WHEELS)]
-        subprocess.run([*cmd, *missing], check=True)
-    sys.path[:0] = [str(w) for w in sorted(WHEELS.glob("*.whl"))]
 
 
 def starts_of(text: str, pieces: list[str]) -> list[int]:
@@ -59,7 +47,8 @@ def starts_of(text: str, pieces: list[str]) -> list[int]:
 
 def splitters() -> dict[str, Splitter]:
     """Ours first, then each reference, as text -> sentence start offsets."""
-    _import_references()
+    for requirement in REFERENCES.values():
+        importable(requirement)
     import pysbd
     import syntok.segmenter as syntok
     from nltk.tokenize.punkt import PunktSentenceTokenizer

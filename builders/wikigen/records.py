@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -50,6 +50,22 @@ def _article_parts(row: dict[str, Any]) -> dict[str, Any]:
 
 
 @dataclass(frozen=True)
+class Fidelity:
+    """How faithfully a reader turned the page's source into text.
+
+    ``source_headings`` counts the headings of the wikitext (outside comments, ``<nowiki>``,
+    ``<pre>`` and refs), ``headings`` the ones the reader found (skipped sections included),
+    ``leftover_markup`` the wiki markup tokens (``{{``, ``[[``, ``<ref``, ``{|``, quote runs)
+    left in the text. ``suspect`` says why the page looks wrong, or is empty when it does not.
+    """
+
+    source_headings: int = 0
+    headings: int = 0
+    leftover_markup: int = 0
+    suspect: str = ""
+
+
+@dataclass(frozen=True)
 class Article:
     """A wiki page as read by either reader, before event selection.
 
@@ -79,6 +95,9 @@ class Article:
     external_links: list[ExternalLink]
     reader: str
     read_at: datetime
+    length_unit: str = "words"
+    """What ``word_count`` counts: ``words``, or ``characters`` on Chinese and Japanese wikis."""
+    fidelity: Fidelity = field(default_factory=Fidelity)
 
     def to_row(self) -> dict[str, Any]:
         """Return the record as a row matching :data:`ARTICLE_SCHEMA`."""
@@ -88,7 +107,8 @@ class Article:
     def from_row(cls, row: dict[str, Any]) -> Article:
         """Rebuild a record from a row read back from Parquet."""
         links = [ExternalLink(**e) for e in row["external_links"]]
-        return cls(**{**row, **_article_parts(row), "external_links": links})
+        fidelity = Fidelity(**row["fidelity"])
+        return cls(**{**row, **_article_parts(row), "external_links": links, "fidelity": fidelity})
 
 
 @dataclass(frozen=True)
@@ -183,11 +203,23 @@ ARTICLE_SCHEMA = pa.schema(
         ),
         pa.field("reader", pa.string()),
         pa.field("read_at", _TS),
+        pa.field("length_unit", pa.string()),
+        pa.field(
+            "fidelity",
+            pa.struct(
+                [
+                    ("source_headings", pa.int32()),
+                    ("headings", pa.int32()),
+                    ("leftover_markup", pa.int32()),
+                    ("suspect", pa.string()),
+                ]
+            ),
+        ),
     ]
 )
 
 
-DOCUMENT_STATUSES = (
+FETCH_STATUSES = (
     "ok",
     "dead",
     "error",
@@ -196,11 +228,17 @@ DOCUMENT_STATUSES = (
     "blocked_address",
     "too_large",
     "not_html",
-    "extract_failed",
-    "too_short",
-    "duplicate",
-    "mirror",
+    "rate_limited",
 )
+"""Every status a fetch can end in."""
+
+DOCUMENT_STATUSES = (*FETCH_STATUSES, "extract_failed", "too_short", "duplicate", "mirror")
+"""Every status a :class:`WebDocument` can end in; only ``ok`` documents enter the entries.
+
+``rate_limited``: the server answered 429, or 503 with a Retry-After over
+``web.fetch.max_retry_after_s``, kept in the reason; unlike the others it is not final, as the
+next live run of the web stage fetches it again.
+"""
 
 
 @dataclass(frozen=True)

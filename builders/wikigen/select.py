@@ -136,11 +136,13 @@ def _not_event(a: Article, s: EventSelection) -> str | None:
 
 
 def _too_short(a: Article, s: EventSelection) -> str | None:
-    return f"{a.word_count} words < min_words {s.min_words}" if a.word_count < s.min_words else None
+    short = a.word_count < s.min_words
+    return f"{a.word_count} {a.length_unit} < min_words {s.min_words}" if short else None
 
 
 def _too_long(a: Article, s: EventSelection) -> str | None:
-    return f"{a.word_count} words > max_words {s.max_words}" if a.word_count > s.max_words else None
+    long = a.word_count > s.max_words
+    return f"{a.word_count} {a.length_unit} > max_words {s.max_words}" if long else None
 
 
 CONTENT_RULES: tuple[tuple[str, Rule], ...] = (

@@ -103,8 +103,10 @@ def crawl_outcomes(data: Path) -> StatTable:
     ]
     return StatTable(
         "Crawl outcomes",
-        "`dead`: 4xx answers; `robots`: disallowed by robots.txt; `blocked_address`: refused "
-        "private or loopback address; `duplicate` and `mirror`: same text or a Wikipedia copy.",
+        "`dead`: 4xx answers other than 429; `rate_limited`: 429, or a Retry-After over the cap "
+        "(fetched again by a later run); `robots`: disallowed by robots.txt; `blocked_address`: "
+        "refused private or loopback address; `duplicate` and `mirror`: same text or a "
+        "Wikipedia copy.",
         ["status", *origins, "total"],
         rows,
     )

@@ -1,9 +1,10 @@
 """The polite fetcher: httpx with robots.txt, per-host limits, retries, byte caps, an SSRF guard
 and a WARC record of everything it sends and receives.
 
-Every URL ends in exactly one status: ``ok``, ``dead`` (4xx), ``error`` (5xx, connection
-failures, redirect loops), ``timeout``, ``robots``, ``blocked_address``, ``too_large`` or
-``not_html``, with a reason.
+Every URL ends in exactly one status: ``ok``, ``dead`` (4xx but 429), ``error`` (5xx, connection
+failures, redirect loops, bodies cut short or that do not decompress), ``timeout``, ``robots``,
+``blocked_address``, ``too_large``, ``not_html`` or ``rate_limited`` (429, or 503 asking for a
+Retry-After over the cap), with a reason.
 """
 
 from __future__ import annotations
@@ -21,16 +22,25 @@ import anyio
 import httpcore
 import httpx
 
+from builders.wikigen.records import FETCH_STATUSES
 from pipelines import __version__
 from pipelines.retry import RetryPolicy, retry_after_s
 from pipelines.sources.address_guard import AddressPolicy, BlockedAddressError, GuardedBackend
-from pipelines.sources.http_body import TooLargeError, decode_text, decompress, media_type
+from pipelines.sources.http_body import (
+    ACCEPT_ENCODING,
+    TooLargeError,
+    decode_text,
+    decompress,
+    media_type,
+)
 from pipelines.sources.robots import allowed, parse_robots
 from pipelines.sources.urls import split_url
 from pipelines.sources.warc_archive import WarcArchive
 from pipelines.sources.web_settings import FetchSettings
 
-STATUSES = ("ok", "dead", "error", "timeout", "robots", "blocked_address", "too_large", "not_html")
+STATUSES = FETCH_STATUSES
+REFETCHED = ("rate_limited",)
+"""Archived statuses that a later live run fetches again rather than taking from the archive."""
 ROBOTS_REDIRECTS = 5  # RFC 9309 asks crawlers to follow at least five
 
 
@@ -160,7 +170,7 @@ class Fetcher:
             transport=guarded_transport(self.policy, limits, s.ca_file),
             timeout=httpx.Timeout(s.read_timeout_s, connect=s.connect_timeout_s),
             follow_redirects=False,
-            headers={"User-Agent": self.agent, "Accept-Encoding": "gzip, deflate"},
+            headers={"User-Agent": self.agent, "Accept-Encoding": ACCEPT_ENCODING},
         )
         self._slots = anyio.Semaphore(s.concurrency)
         return self
@@ -229,6 +239,9 @@ class Fetcher:
             "attempts": attempts,
             "response_record": response.record_id,
         }
+        limited = self._rate_limited(response, attempts)
+        if limited:
+            return FetchResult(url, "rate_limited", limited, **common)
         if 400 <= status < 500:
             return FetchResult(url, "dead", f"HTTP {status}", **common)
         if not 200 <= status < 300:
@@ -242,9 +255,26 @@ class Fetcher:
         except TooLargeError as exc:
             return FetchResult(url, "too_large", str(exc), **common)
         except (ValueError, OSError) as exc:
-            return FetchResult(url, "error", f"undecodable body: {exc}", **common)
-        text, charset = decode_text(body, declared)
-        return FetchResult(url, "ok", "fetched", charset=charset, text=text, **common)
+            return FetchResult(url, "error", f"undecodable body from {final}: {exc}", **common)
+        text, charset, note = decode_text(body, declared)
+        reason = f"fetched; {note}" if note else "fetched"
+        return FetchResult(url, "ok", reason, charset=charset, text=text, **common)
+
+    def _rate_limited(self, response: _Response, attempts: int) -> str:
+        """Why ``response`` is a rate limit, or "": a 429 whatever it asks, and a 503 asking
+        to come back after longer than ``max_retry_after_s`` (not waited for)."""
+        header = response.header("retry-after")
+        asked = retry_after_s(header)
+        cap = self.settings.max_retry_after_s
+        if response.status in (429, 503) and asked is not None and asked > cap:
+            return (
+                f"HTTP {response.status} with Retry-After {header!r} ({asked:.0f} s), over the "
+                f"{cap:g} s cap"
+            )
+        if response.status == 429:
+            after = f", last Retry-After {header!r}" if header else ""
+            return f"HTTP 429 after {attempts} attempts{after}"
+        return ""
 
     async def _with_retries(self, url: str) -> tuple[_Response, int]:
         s = self.settings
@@ -329,7 +359,7 @@ class Fetcher:
                 raise _Failure("too_large", str(exc)) from exc
             except (httpx.HTTPError, httpx.InvalidURL) as exc:
                 self._record(url, None)
-                raise _Failure("error", f"{type(exc).__name__}: {exc}") from exc
+                raise _Failure("error", f"{type(exc).__name__} from {url}: {exc}") from exc
         response.record_id = self._record(url, response)
         return response
 
@@ -356,7 +386,7 @@ class Fetcher:
     def _record(self, url: str, response: _Response | None) -> str:
         if self.archive is None:
             return ""
-        request_headers = [("User-Agent", self.agent), ("Accept-Encoding", "gzip, deflate")]
+        request_headers = [("User-Agent", self.agent), ("Accept-Encoding", ACCEPT_ENCODING)]
         if response is None:
             return self.archive.write_exchange(url, request_headers, None, [], b"")
         status_line = f"{response.status} {response.reason_phrase}".strip()

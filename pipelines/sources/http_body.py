@@ -5,8 +5,36 @@ from __future__ import annotations
 import codecs
 import re
 import zlib
+from typing import NamedTuple
 
 _META_CHARSET_RE = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.I)
+_GZIP_MAGIC = b"\x1f\x8b"
+
+ACCEPT_ENCODING = "gzip, deflate"
+"""What the fetcher asks for: the encodings :func:`decompress` undoes (brotli is not installed)."""
+
+# WHATWG encoding labels that Python's codec registry does not know, mapped to the codec it has
+_ALIASES = {
+    "utf8mb4": "utf-8",
+    "unicode-1-1-utf-8": "utf-8",
+    "unicode11utf8": "utf-8",
+    "unicode20utf8": "utf-8",
+    "x-unicode20utf8": "utf-8",
+    "windows-874": "cp874",
+    "dos-874": "cp874",
+    "x-cp1250": "cp1250",
+    "x-cp1251": "cp1251",
+    "x-cp1252": "cp1252",
+    "x-sjis": "shift_jis",
+    "x-euc-jp": "euc_jp",
+    "cseuckr": "euc_kr",
+    "x-gbk": "gbk",
+    "gb_2312-80": "gb2312",
+    "x-x-big5": "big5",
+    "iso-8859-8-i": "iso8859-8",
+    "x-mac-roman": "mac-roman",
+    "x-mac-cyrillic": "mac-cyrillic",
+}
 
 
 class TooLargeError(ValueError):
@@ -16,28 +44,41 @@ class TooLargeError(ValueError):
 def decompress(raw: bytes, encoding: str, cap: int) -> bytes:
     """Undo ``Content-Encoding`` (gzip, deflate), refusing output past ``cap`` bytes.
 
-    A corrupt body is a ValueError, like an unsupported encoding.
+    A corrupt body, one cut short before the end of its compressed stream, or an unsupported
+    encoding is a ValueError naming the encoding; an empty body stays empty. Concatenated gzip
+    members are all inflated; bytes after the last member that start no new one are ignored,
+    as browsers do.
     """
     encoding = encoding.strip().lower()
-    if encoding in ("", "identity"):
+    if encoding in ("", "identity") or not raw:  # an empty body (a 204) is labelled gzip too
         return raw
     if encoding not in ("gzip", "x-gzip", "deflate"):
         raise ValueError(f"unsupported Content-Encoding {encoding!r}")
-    wbits = zlib.MAX_WBITS | 32 if encoding != "deflate" else zlib.MAX_WBITS
-    inflater = zlib.decompressobj(wbits)
     try:
+        if encoding != "deflate":
+            return _inflate(raw, zlib.MAX_WBITS | 32, cap, members=True)  # gzip or zlib header
         try:
-            out = inflater.decompress(raw, cap + 1)
-        except zlib.error:
-            if encoding != "deflate":
-                raise
-            inflater = zlib.decompressobj(-zlib.MAX_WBITS)  # raw deflate, as some servers send
-            out = inflater.decompress(raw, cap + 1)
-    except zlib.error as exc:
+            return _inflate(raw, zlib.MAX_WBITS, cap)
+        except zlib.error:  # no zlib header: raw deflate, as some servers send
+            return _inflate(raw, -zlib.MAX_WBITS, cap)
+    except (zlib.error, EOFError) as exc:
         raise ValueError(f"corrupt {encoding} body: {exc}") from exc
-    if len(out) > cap or inflater.unconsumed_tail:
-        raise TooLargeError(f"more than {cap} bytes once decompressed")
-    return out
+
+
+def _inflate(raw: bytes, wbits: int, cap: int, *, members: bool = False) -> bytes:
+    """Inflate ``raw`` whole; a stream without its end is an EOFError, too much a TooLargeError."""
+    out = bytearray()
+    data = raw
+    while True:
+        inflater = zlib.decompressobj(wbits)
+        out += inflater.decompress(data, cap + 1 - len(out))  # never 0, which means no limit
+        if len(out) > cap or inflater.unconsumed_tail:
+            raise TooLargeError(f"more than {cap} bytes once decompressed")
+        if not inflater.eof:
+            raise EOFError(f"truncated, the compressed stream of {len(raw)} bytes has no end")
+        data = inflater.unused_data
+        if not (members and data.startswith(_GZIP_MAGIC)):
+            return bytes(out)
 
 
 def media_type(content_type: str) -> tuple[str, str]:
@@ -51,37 +92,77 @@ def media_type(content_type: str) -> tuple[str, str]:
     return parts[0].lower(), charset
 
 
-def _known(charset: str) -> str:
+def text_codec(label: str) -> str:
+    """Python's name for the text encoding ``label``; "" if unknown or no text encoding."""
+    label = label.strip().lower()
     try:
-        return codecs.lookup(charset).name
+        name = codecs.lookup(_ALIASES.get(label, label)).name
+        b"a".decode(name)  # LookupError for base64, rot13 and other non-text codecs
     except LookupError:
         return ""
+    except UnicodeDecodeError:  # a text codec all the same (utf-16 wants two bytes)
+        pass
+    return name
 
 
-def decode_text(body: bytes, declared: str) -> tuple[str, str]:
-    """Decode ``body``: the declared charset if valid, else a ``<meta>`` one, else detection.
+class Decoded(NamedTuple):
+    """A decoded body: its text, the charset used, and what went wrong ("" if nothing)."""
 
-    Returns the text and the charset used. A declared charset that does not decode the body
-    cleanly, or is no text encoding at all (``base64``), is ignored (servers often lie).
+    text: str
+    charset: str
+    note: str = ""
+
+
+def _mostly_utf8(text: str) -> bool:
+    """Whether ``text``, decoded as UTF-8 with replacement, holds at least as many good
+    non-ASCII characters as replaced bytes: UTF-8 with a few stray bytes, not a page in another
+    charset labelled UTF-8 (whose non-ASCII bytes almost never form UTF-8)."""
+    bad = text.count("\ufffd")
+    good = sum(1 for ch in text if ch > "\x7f") - bad
+    return good > 0 and good >= bad
+
+
+def decode_text(body: bytes, declared: str) -> Decoded:
+    """Decode ``body`` by the charset declared in the header, else in a ``<meta>``.
+
+    The first declared charset that decodes the body cleanly wins, but a declared UTF-8 that
+    the body mostly is wins even with invalid bytes, which become U+FFFD. When nothing declared
+    decodes it, a body valid as UTF-8 is UTF-8 (servers often lie), and any other is decoded by
+    the first declared charset with replacement. Only a body that declares no charset Python
+    knows goes to charset detection. A declared label Python does not know, or no text
+    encoding at all (``base64``), is ignored; it and any replaced bytes are named in the note.
     """
-    candidates = [declared]
+    labels = [declared] if declared else []
     match = _META_CHARSET_RE.search(body[:4096])
     if match:
-        candidates.append(match.group(1).decode("ascii", "replace"))
-    for candidate in candidates:
-        name = _known(candidate) if candidate else ""
-        if name:
-            try:
-                return body.decode(name), name
-            except (UnicodeDecodeError, LookupError):  # LookupError: base64 and other non-text
-                continue
+        labels.append(match.group(1).decode("ascii", "replace"))
+    names = {label: text_codec(label) for label in labels}
+    known = list(dict.fromkeys(name for name in names.values() if name))
+    notes = [f"unknown charset {label!r} ignored" for label, name in names.items() if not name]
+    for name in known:
+        try:
+            return Decoded(body.decode(name), name, "; ".join(notes))
+        except UnicodeDecodeError:
+            if name == "utf-8" and _mostly_utf8(body.decode("utf-8", "replace")):
+                return _decoded(body, name, notes)
     try:
-        return body.decode("utf-8"), "utf-8"
+        return Decoded(body.decode("utf-8"), "utf-8", "; ".join(notes))
     except UnicodeDecodeError:
         pass
+    if known:
+        return _decoded(body, known[0], notes)
     from charset_normalizer import from_bytes
 
     best = from_bytes(body).best()
     if best is None:
-        return body.decode("utf-8", errors="replace"), "utf-8"
-    return str(best), best.encoding
+        return _decoded(body, "utf-8", notes)
+    return Decoded(str(best), best.encoding, "; ".join(notes))
+
+
+def _decoded(body: bytes, name: str, notes: list[str]) -> Decoded:
+    """``body`` decoded as ``name``, invalid bytes replaced and counted in the note."""
+    text = body.decode(name, "replace")
+    replaced = text.count("\ufffd") - body.decode(name, "ignore").count("\ufffd")
+    if replaced:
+        notes = [*notes, f"{replaced} invalid {name} byte sequence(s) replaced by U+FFFD"]
+    return Decoded(text, name, "; ".join(notes))

@@ -1,14 +1,23 @@
 """Plain-text renderings of the inline templates that carry words in prose and infoboxes.
 
-Every other template is dropped from plain text. The list covers what event articles use most:
-measurements (``{{convert}}``), dates (``{{Start date}}``), wrappers (``{{nowrap}}``,
-``{{lang}}``), lists in infoboxes (``{{ubl}}``, ``{{plainlist}}``) and money (``{{US$}}``).
+Every other template is dropped from plain text. The set was chosen by counting template uses in
+the prose and infoboxes of real English Wikipedia articles (the shortened dump gensim ships for
+its tests, 106 articles): measurements (``{{convert}}`` 436 uses, ``{{val}}``, ``{{frac}}``),
+languages (``{{lang}}`` 224, ``{{lang-xx}}``, ``{{langx}}``, ``{{transl}}``, ``{{nihongo}}``),
+wrappers (``{{small}}``, ``{{nowrap}}``, ``{{flag}}``), punctuation and spaces (``{{ndash}}``,
+``{{·}}``, ``{{'s}}``, ``{{nbsp}}``), chemistry (``{{chem}}``), quotations (``{{quote}}``), dates
+(``{{Start date}}``, ``{{Death date and age}}``), lists in infoboxes and money. Pronunciation
+templates (``{{IPAc-en}}``, ``{{IPA}}``, ``{{respell}}``, ``{{audio}}``) are dropped, and the
+renderer of the page removes the brackets and separators they leave behind.
 """
 
 from __future__ import annotations
 
 import calendar
 from collections.abc import Callable
+from functools import lru_cache
+
+from babel import Locale
 
 Renderer = Callable[[list[str], dict[str, str]], str]
 
@@ -29,18 +38,46 @@ def _second(args: list[str], named: dict[str, str]) -> str:
     return args[1] if len(args) > 1 else ""
 
 
+def _last(args: list[str], named: dict[str, str]) -> str:
+    return args[-1] if args else ""
+
+
+def _joined(args: list[str], named: dict[str, str]) -> str:
+    return "".join(args)
+
+
+def _text(args: list[str], named: dict[str, str]) -> str:
+    return named.get("text") or named.get("quote") or (args[0] if args else "")
+
+
+def _parts(args: list[str]) -> list[int] | None:
+    parts = [a.strip() for a in args[:3] if a.strip()]
+    return [int(p) for p in parts] if parts and all(p.isdigit() for p in parts) else None
+
+
+def _date_of(parts: list[int]) -> str:
+    year, *rest = parts
+    if not rest:
+        return str(year)
+    month = calendar.month_name[rest[0]] if 1 <= rest[0] <= 12 else str(rest[0])
+    return f"{month} {year}" if len(rest) == 1 else f"{rest[1]} {month} {year}"
+
+
 def _date(args: list[str], named: dict[str, str]) -> str:
-    parts = [a for a in args[:3] if a.strip().isdigit()]
-    if not parts:
+    parts = _parts(args)
+    return _date_of(parts) if parts else (args[0] if args else "")
+
+
+def _date_and_age(args: list[str], named: dict[str, str]) -> str:
+    """``{{Death date and age|1955|4|18|1879|3|14}}``: the first date, and the age at it when
+    the second date is given in full (a birth date's age depends on the day of reading)."""
+    first, second = _parts(args[:3]), _parts(args[3:6])
+    if not first:
         return args[0] if args else ""
-    year = parts[0]
-    if len(parts) == 1:
-        return year
-    month = int(parts[1])
-    month_name = calendar.month_name[month] if 1 <= month <= 12 else parts[1]
-    if len(parts) == 2:
-        return f"{month_name} {year}"
-    return f"{int(parts[2])} {month_name} {year}"
+    if second and len(first) == len(second) == 3:
+        age = first[0] - second[0] - ((first[1], first[2]) < (second[1], second[2]))
+        return f"{_date_of(first)} (aged {age})"
+    return _date_of(first)
 
 
 def _items(args: list[str], named: dict[str, str]) -> str:
@@ -57,6 +94,62 @@ def _as_of(args: list[str], named: dict[str, str]) -> str:
 
 def _circa(args: list[str], named: dict[str, str]) -> str:
     return f"c. {args[0]}" if args else "c."
+
+
+def _val(args: list[str], named: dict[str, str]) -> str:
+    """``{{val|1.5|0.2|e=3|u=m}}`` -> ``1.5 ± 0.2 × 10^3 m``."""  # noqa: RUF002
+    text = args[0] if args else ""
+    if len(args) > 1 and args[1]:
+        text += f" ± {args[1]}"
+    if named.get("e"):
+        text += f" × 10^{named['e']}"
+    unit = named.get("u") or named.get("ul") or named.get("up") or ""
+    return f"{text} {unit}".strip()
+
+
+def _frac(args: list[str], named: dict[str, str]) -> str:
+    """``{{frac|1|2}}`` -> ``1/2``, ``{{frac|3|1|2}}`` -> ``3 1/2``, ``{{frac|4}}`` -> ``1/4``."""
+    if len(args) >= 3:
+        return f"{args[0]} {args[1]}/{args[2]}"
+    if len(args) == 2:
+        return f"{args[0]}/{args[1]}"
+    return f"1/{args[0]}" if args else ""
+
+
+def _nihongo(args: list[str], named: dict[str, str]) -> str:
+    """``{{nihongo|Tokyo|東京|Tōkyō}}`` -> ``Tokyo (東京, Tōkyō)``."""
+    english, *rest = [*args, ""][:4]
+    inside = ", ".join(a for a in rest if a)
+    return f"{english} ({inside})" if english and inside else english or inside
+
+
+def _angle(args: list[str], named: dict[str, str]) -> str:
+    return f"⟨{args[0]}⟩" if args else ""
+
+
+@lru_cache(maxsize=512)
+def language_name(code: str) -> str:
+    """English name of a language code (``sq`` -> ``Albanian``), from CLDR via babel."""
+    names = Locale("en").languages
+    base = code.strip().lower().replace("_", "-")
+    return names.get(base) or names.get(base.split("-")[0]) or code
+
+
+def _langx(args: list[str], named: dict[str, str]) -> str:
+    """``{{langx|sq|Shqipëri}}`` -> ``Albanian: Shqipëri``."""
+    return f"{language_name(args[0])}: {args[1]}" if len(args) > 1 and args[1] else ""
+
+
+def _format_number(args: list[str], named: dict[str, str]) -> str:
+    raw = args[0].strip() if args else ""
+    whole, dot, fraction = raw.partition(".")
+    if whole.lstrip("-").isdigit():
+        return f"{int(whole):,}" + dot + fraction
+    return raw
+
+
+def _constant(text: str) -> Renderer:
+    return lambda args, named: text
 
 
 RENDERERS: dict[str, Renderer] = {
@@ -77,23 +170,46 @@ RENDERERS: dict[str, Renderer] = {
             "interlanguage link",
             "vanchor",
             "anchor text",
+            "nts",
+            "ntsh",
+            "sc",
+            "smallcaps",
+            "sup",
+            "sub",
+            "center",
+            "nastaliq",
+            "tooltip",
+            "keypress",
+            "flag",
+            "flagcountry",
+            "flagu",
+            "nobreak",
         ],
         _first,
     ),
-    **dict.fromkeys(["lang", "transliteration", "transl"], _second),
+    **dict.fromkeys(["lang", "transliteration", "transl", "rtl-lang", "lsj"], _second),
+    **dict.fromkeys(["resize"], _last),
+    **dict.fromkeys(["langx", "lang-x"], _langx),
+    **dict.fromkeys(["chem", "chem2", "chemf"], _joined),
+    **dict.fromkeys(["quote", "bquote", "blockquote", "quotation", "cquote", "quote box"], _text),
     **dict.fromkeys(
         [
             "start date",
             "end date",
+            "start-date",
+            "end-date",
             "start date and age",
             "end date and age",
             "birth date",
             "death date",
             "dts",
             "date",
+            "birth date and age",
+            "birth year and age",
         ],
         _date,
     ),
+    **dict.fromkeys(["death date and age", "death year and age"], _date_and_age),
     **dict.fromkeys(
         [
             "ubl",
@@ -106,13 +222,49 @@ RENDERERS: dict[str, Renderer] = {
             "bulleted list",
             "bull list",
             "collapsible list",
+            "vunblist",
         ],
         _items,
     ),
     **dict.fromkeys(["us$", "usd"], _money),
     "as of": _as_of,
     **dict.fromkeys(["circa", "c."], _circa),
+    "val": _val,
+    **dict.fromkeys(["frac", "sfrac", "fraction"], _frac),
+    "nihongo": _nihongo,
+    **dict.fromkeys(["angbr", "angle bracket"], _angle),
+    "formatnum": _format_number,
+    "lc": lambda args, named: _first(args, named).lower(),
+    "uc": lambda args, named: _first(args, named).upper(),
+    "ucfirst": lambda args, named: (lambda t: t[:1].upper() + t[1:])(_first(args, named)),
+    "lcfirst": lambda args, named: (lambda t: t[:1].lower() + t[1:])(_first(args, named)),
+    **dict.fromkeys(["ndash", "en dash", "endash"], _constant("–")),
+    **dict.fromkeys(["mdash", "em dash", "emdash", "mdashb"], _constant("—")),
+    **dict.fromkeys(["snd", "snds", "spnd", "sndash", "spaced ndash"], _constant(" – ")),
+    **dict.fromkeys(["spaced mdash", "spmdash"], _constant(" — ")),
+    **dict.fromkeys(["·", "dot", "middot", "dot-sep"], _constant(" · ")),
+    **dict.fromkeys(["•", "bull", "bullet"], _constant(" • ")),
+    **dict.fromkeys(["nbsp", "spaces", "sp", "thinsp", "space", "thin space"], _constant(" ")),
+    **dict.fromkeys(["!", "pipe"], _constant("|")),
+    "'s": _constant("'s"),
+    "'": _constant("'"),
+    '"': _constant('"'),
+    "=": _constant("="),
 }
+"""Template name (lower case, spaces) -> renderer. A parser function such as
+``{{formatnum:1234}}`` is looked up by its name before the colon, with what follows the colon as
+its first argument."""
+
+
+def renderer_for(name: str) -> Renderer | None:
+    """The renderer of template ``name`` (normalised, lower case), or ``None`` to drop it.
+
+    ``{{lang-sq|…}}`` renders as ``{{langx|sq|…}}``.
+    """
+    if name.startswith("lang-") and name not in RENDERERS:
+        code = name[len("lang-") :]
+        return lambda args, named: _langx([code, *args], named)
+    return RENDERERS.get(name)
 
 
 def render_inline(name: str, args: list[str], named: dict[str, str]) -> str | None:
@@ -120,5 +272,5 @@ def render_inline(name: str, args: list[str], named: dict[str, str]) -> str | No
 
     ``args`` are the positional parameters and ``named`` the named ones, already plain text.
     """
-    renderer = RENDERERS.get(name)
+    renderer = renderer_for(name)
     return renderer(args, named) if renderer else None

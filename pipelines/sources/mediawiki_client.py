@@ -111,16 +111,19 @@ class MediaWikiClient:
                 return
             cont = answer["continue"]
 
-    def siteinfo(self) -> tuple[str, str]:
-        """Return the wiki's article path base (``https://host/wiki/``) and category namespace."""
+    def siteinfo(self) -> tuple[str, dict[int, str]]:
+        """Return the wiki's article path base (``https://host/wiki/``) and its namespace names
+        by number (``14: "Kategorie"``)."""
         info = next(self.query({"meta": "siteinfo", "siprop": "general|namespaces"}))
         general = info.get("general", {})
         server = general.get("server", "")
         if server.startswith("//"):
             server = "https:" + server
         base = server + general.get("articlepath", "/wiki/$1").replace("$1", "")
-        category = info.get("namespaces", {}).get("14", {}).get("name", "Category")
-        return base, category
+        names = info.get("namespaces", {})
+        return base, {
+            int(k): v.get("name", "") for k, v in names.items() if k.lstrip("-").isdigit()
+        }
 
     def first_revision_time(self, title: str) -> datetime | None:
         """Return the timestamp of a page's first revision, or ``None`` if it does not exist."""

@@ -1,7 +1,7 @@
 """Replay: fetch results served from the WARC archive, with no network connection at all.
 
 The same index lets a live run resume: URLs whose outcome is already archived are not fetched
-again.
+again, unless it is one that asks for a later try (``fetch.REFETCHED``: ``rate_limited``).
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ def _result(recorded: Recorded) -> FetchResult:
     text = ""
     if outcome["status"] == "ok":
         body = decompress(recorded.body, outcome.get("content_encoding", ""), _NO_CAP)
-        text, _ = decode_text(body, outcome.get("charset", ""))
+        text = decode_text(body, outcome.get("charset", "")).text
     return FetchResult(**outcome, text=text)
 
 

@@ -17,13 +17,16 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any
 
+from builders.drops import Drop
 from builders.wikigen.records import Article
 from builders.wikigen.select import window_bounds
 from pipelines.sources.mediawiki_client import MediaWikiClient
-from pipelines.sources.wiki_article import build_article, page_url
+from pipelines.sources.wiki_article import build_article, guarded, page_url
 from pipelines.sources.wiki_settings import WikiSettings
+from pipelines.sources.wikitext import PageRules
 from pipelines.sources.xml_source import parse_timestamp
 
 log = logging.getLogger(__name__)
@@ -97,8 +100,7 @@ def _to_article(
     client: MediaWikiClient,
     page: dict[str, Any],
     base: str,
-    category_ns: str,
-    settings: WikiSettings,
+    rules: PageRules,
     read_at: datetime,
 ) -> Article:
     revision = (page.get("revisions") or [{}])[0]
@@ -116,8 +118,7 @@ def _to_article(
         last_revision_at=parse_timestamp(revision["timestamp"]) if revision else None,
         reader="api",
         read_at=read_at,
-        skip_sections=settings.skip_sections,
-        category_namespace=category_ns,
+        rules=rules,
         is_redirect=bool(page.get("redirect")),
     )
     in_text = [c for c in article.categories if c in reported]
@@ -133,11 +134,13 @@ def _with_categories(article: Article, categories: list[str]) -> Article:
 
 def read_api(
     client: MediaWikiClient, settings: WikiSettings, read_at: datetime | None = None
-) -> Iterator[Article]:
-    """Yield an Article for every candidate page of the live wiki."""
+) -> Iterator[Article | Drop]:
+    """Yield an Article for every candidate page of the live wiki (a Drop naming the page when
+    its wikitext cannot be rendered within the page time limit)."""
     read_at = read_at or datetime.now(UTC).replace(microsecond=0)
-    base, category_ns = client.siteinfo()
-    titles = discover_titles(client, settings, category_ns)
+    base, namespaces = client.siteinfo()
+    rules = settings.rules(namespaces)
+    titles = discover_titles(client, settings, namespaces.get(14) or "Category")
     log.info("%s: %d candidate pages", settings.api.url, len(titles))
     queued = set(titles)
     size = settings.api.batch_size
@@ -151,7 +154,20 @@ def read_api(
                     "%s: page %r vanished before it was read", settings.api.url, page.get("title")
                 )
                 continue
-            article = _to_article(client, page, base, category_ns, settings, read_at)
+            article, seconds = guarded(
+                partial(_to_article, client, page, base, rules, read_at),
+                limit_s=settings.page_time_limit_s,
+                page_id=page["pageid"],
+                title=page["title"],
+                namespace=page.get("ns", 0),
+                url=page_url(base, page["title"]),
+                reader="api",
+            )
+            if seconds > settings.slow_page_s:
+                log.warning("%s: page %r took %.1f s", settings.api.url, page["title"], seconds)
+            if isinstance(article, Drop):
+                yield article
+                continue
             target = article.redirect_target
             # a page moved after creation is logged under its old title, now a redirect
             if target and target not in queued and len(titles) < settings.api.max_pages:

@@ -1,13 +1,24 @@
-"""Turn one page's metadata plus wikitext into an Article record; shared by both readers."""
+"""Turn one page's metadata plus wikitext into an Article record; shared by both readers.
+
+A page that cannot be turned into a record (its bytes do not decode, the parser fails, or it
+takes longer than the page time limit) becomes a :class:`~builders.drops.Drop` naming the page
+and what failed, and reading goes on.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import datetime
 from urllib.parse import quote
 
+from builders.drops import Drop
 from builders.wikigen.records import Article
-from pipelines.sources.wikitext import parse_wikitext
+from pipelines.sources.wiki_fidelity import fidelity
+from pipelines.sources.wikitext import PageRules, parse_wikitext
 
 
 def page_url(base: str, title: str) -> str:
@@ -28,8 +39,7 @@ def build_article(
     last_revision_at: datetime | None,
     reader: str,
     read_at: datetime,
-    skip_sections: Iterable[str],
-    category_namespace: str = "Category",
+    rules: PageRules,
     is_redirect: bool = False,
     redirect_target: str = "",
     categories: list[str] | None = None,
@@ -39,9 +49,7 @@ def build_article(
     ``categories`` overrides the explicit category links of the wikitext (the api reader passes
     the categories MediaWiki reports).
     """
-    parsed = parse_wikitext(
-        wikitext, skip_sections=skip_sections, category_namespace=category_namespace
-    )
+    parsed = parse_wikitext(wikitext, rules)
     target = redirect_target or parsed.redirect_target
     return Article(
         page_id=page_id,
@@ -66,4 +74,72 @@ def build_article(
         external_links=parsed.external_links,
         reader=reader,
         read_at=read_at,
+        length_unit=rules.length_unit,
+        fidelity=fidelity(
+            wikitext, parsed.headings, [parsed.summary, *(s.text for s in parsed.sections)]
+        ),
     )
+
+
+class PageTimeout(Exception):
+    """A page took longer than the page time limit."""
+
+
+@contextmanager
+def time_limit(seconds: float) -> Iterator[None]:
+    """Raise :class:`PageTimeout` in the block after ``seconds`` (a real-time timer, so only in
+    a process's main thread; elsewhere the block runs unlimited and is only timed)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def expired(signum: int, frame: object) -> None:
+        raise PageTimeout
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def page_drop(
+    reason: str, detail: str, *, page_id: int, title: str, namespace: int, url: str, reader: str
+) -> Drop:
+    """The record of a page the reader could not read."""
+    return Drop.of(
+        "wiki", "", "page", title, "read", reason, detail,
+        page_id=page_id, url=url, namespace=namespace, reader=reader,
+    )  # fmt: skip
+
+
+def guarded(
+    build: Callable[[], Article],
+    *,
+    limit_s: float,
+    page_id: int,
+    title: str,
+    namespace: int,
+    url: str,
+    reader: str,
+) -> tuple[Article | Drop, float]:
+    """Run ``build`` for one page within ``limit_s`` seconds: the article, or a drop naming the
+    page and what failed; and the seconds it took."""
+    start = time.perf_counter()
+    where = f"page {title!r} (id {page_id})"
+    page = {"page_id": page_id, "title": title, "namespace": namespace, "url": url}
+    try:
+        with time_limit(limit_s):
+            result: Article | Drop = build()
+    except PageTimeout:
+        detail = f"{where}: rendering took over the page time limit of {limit_s:g} s"
+        result = page_drop("too_slow", detail, reader=reader, **page)
+    except RecursionError:
+        detail = f"{where}: markup nested too deeply to render"
+        result = page_drop("unparsable", detail, reader=reader, **page)
+    except Exception as exc:  # one bad page must not stop the stage; the drop keeps the reason
+        detail = f"{where}: {type(exc).__name__}: {exc}"
+        result = page_drop("unparsable", detail, reader=reader, **page)
+    return result, time.perf_counter() - start

@@ -24,9 +24,13 @@ from functools import partial
 from pathlib import Path
 from typing import TypeVar
 
+from builders.drops import Drop
 from builders.wikigen.records import Article
-from pipelines.sources.wiki_article import build_article, page_url
-from pipelines.sources.xml_source import XmlSource, local, parse_timestamp
+from pipelines.errors import SourceFormatError
+from pipelines.sources.wiki_article import build_article, guarded, page_drop, page_url
+from pipelines.sources.wiki_languages import rules_for
+from pipelines.sources.wikitext import PageRules
+from pipelines.sources.xml_source import UNREADABLE, XmlSource, local, parse_timestamp
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
@@ -38,10 +42,6 @@ class SiteInfo:
 
     article_base: str = ""
     namespaces: dict[int, str] = field(default_factory=dict)
-
-    @property
-    def category_namespace(self) -> str:
-        return self.namespaces.get(14, "Category")
 
 
 @dataclass
@@ -90,8 +90,19 @@ def _revision(page: _Page, elem: ET.Element) -> None:
 def iter_pages(path: Path) -> Iterator[tuple[SiteInfo, _Page]]:
     """Stream ``(siteinfo, page)`` pairs from the export, one page in memory at a time.
 
-    Raises :class:`SourceFormatError` naming the file and line when the XML is malformed.
+    Raises :class:`SourceFormatError` naming the file, the line, how many pages were read and
+    the last of them, when the XML is malformed or the compressed stream is cut short.
     """
+    read, last = 0, "none"
+    try:
+        for site, page in _pages(path):
+            read, last = read + 1, f"{page.title!r} (id {page.page_id})"
+            yield site, page
+    except SourceFormatError as exc:
+        raise SourceFormatError(f"{exc}; {read} pages read before it, the last {last}") from exc
+
+
+def _pages(path: Path) -> Iterator[tuple[SiteInfo, _Page]]:
     site = SiteInfo()
     page = _Page()
     root: ET.Element | None = None
@@ -130,30 +141,55 @@ def iter_pages(path: Path) -> Iterator[tuple[SiteInfo, _Page]]:
 def read_dump(
     path: Path,
     *,
-    skip_sections: list[str],
+    skip_sections: Iterable[str] | None = None,
+    language: str = "en",
+    variant: str = "",
+    external_links: Iterable[str] | None = None,
     creation_dates: str = "history",
     read_at: datetime | None = None,
     workers: int = 1,
     batch_pages: int = 256,
-) -> Iterator[Article]:
+    page_time_limit_s: float = 60.0,
+    slow_page_s: float = 5.0,
+) -> Iterator[Article | Drop]:
     """Yield one Article per ``<page>`` of the export, in file order.
 
     Pages are dated by their earliest revision only with ``creation_dates='history'``; otherwise
     ``created_at`` is left empty for the wiki stage to look up (log or API) for candidates.
     With ``workers > 1`` the wikitext of each batch of ``batch_pages`` pages is parsed in a
     process pool; memory stays bounded by one batch.
+
+    Pages are rendered by the rules of ``language`` (:func:`rules_for`; ``skip_sections`` and
+    ``external_links`` replace its defaults when given), with the namespace names of the dump's
+    ``<siteinfo>``. A page that does not decode, fails to parse or takes longer than
+    ``page_time_limit_s`` is yielded as a :class:`Drop` naming it; pages slower than
+    ``slow_page_s`` are logged.
     """
     read_at = read_at or datetime.now(UTC).replace(microsecond=0)
     convert = partial(
-        _article, creation_dates=creation_dates, skip_sections=skip_sections, read_at=read_at
+        _article,
+        creation_dates=creation_dates,
+        read_at=read_at,
+        limit_s=page_time_limit_s,
     )
 
-    def jobs() -> Iterator[tuple[SiteInfo, _Page, datetime | None]]:
+    def jobs() -> Iterator[tuple[PageRules, SiteInfo, _Page, datetime | None]]:
         pages = with_history = 0
+        site_seen: dict[int, str] | None = None
+        made = PageRules()
         for site, page in iter_pages(path):
             pages += 1
             with_history += page.revisions > 1
-            yield site, page, page.first_at if creation_dates == "history" else None
+            if site.namespaces is not site_seen:
+                site_seen = site.namespaces
+                made = rules_for(
+                    language,
+                    skip_sections=skip_sections,
+                    external_links=external_links,
+                    variant=variant,
+                    namespaces=site.namespaces,
+                )
+            yield made, site, page, page.first_at if creation_dates == "history" else None
         if creation_dates == "history" and pages and not with_history:
             log.warning(
                 "%s: every page has a single revision, so 'history' dates pages by their last "
@@ -161,12 +197,20 @@ def read_dump(
                 path,
             )
 
+    def timed(results: Iterable[tuple[Article | Drop, float]]) -> Iterator[Article | Drop]:
+        for result, seconds in results:
+            if seconds > slow_page_s:
+                title = result.title if isinstance(result, Article) else result.item_id
+                log.warning("%s: page %r took %.1f s to render", path, title, seconds)
+            yield result
+
     if workers <= 1:
-        yield from (convert(job) for job in jobs())
+        yield from timed(convert(job) for job in jobs())
         return
     with multiprocessing.get_context("spawn").Pool(workers) as pool:
         for batch in _batched(jobs(), batch_pages):
-            yield from pool.map(convert, batch, chunksize=max(1, len(batch) // (4 * workers)))
+            size = max(1, len(batch) // (4 * workers))
+            yield from timed(pool.map(convert, batch, chunksize=size))
 
 
 def _batched(items: Iterable[T], size: int) -> Iterator[list[T]]:
@@ -181,27 +225,35 @@ def _batched(items: Iterable[T], size: int) -> Iterator[list[T]]:
 
 
 def _article(
-    job: tuple[SiteInfo, _Page, datetime | None],
+    job: tuple[PageRules, SiteInfo, _Page, datetime | None],
     *,
     creation_dates: str,
-    skip_sections: list[str],
     read_at: datetime,
-) -> Article:
-    site, page, created_at = job
-    return build_article(
-        page_id=page.page_id,
-        title=page.title,
-        namespace=page.namespace,
+    limit_s: float,
+) -> tuple[Article | Drop, float]:
+    rules, site, page, created_at = job
+    url = page_url(site.article_base, page.title) if site.article_base else ""
+    about = {"page_id": page.page_id, "title": page.title, "namespace": page.namespace}
+    unreadable = (page.title + page.text).count(UNREADABLE)
+    if unreadable:
+        detail = (
+            f"page {page.title!r} (id {page.page_id}): {unreadable} bytes that do not decode "
+            "or characters XML forbids"
+        )
+        return page_drop("undecodable", detail, url=url, reader="dump", **about), 0.0
+    build = partial(
+        build_article,
+        **about,
         wikitext=page.text,
-        url=page_url(site.article_base, page.title) if site.article_base else "",
+        url=url,
         created_at=created_at,
         created_at_source=creation_dates,
         last_revision_id=page.last_id,
         last_revision_at=page.last_at,
         reader="dump",
         read_at=read_at,
-        skip_sections=skip_sections,
-        category_namespace=site.category_namespace,
+        rules=rules,
         is_redirect=bool(page.redirect_target),
         redirect_target=page.redirect_target,
     )
+    return guarded(build, limit_s=limit_s, url=url, reader="dump", **about)

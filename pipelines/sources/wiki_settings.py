@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Literal
 
 from pydantic import AwareDatetime, Field, StrictInt, model_validator
@@ -9,6 +10,8 @@ from pydantic import AwareDatetime, Field, StrictInt, model_validator
 from builders.settings import Strict
 from builders.wikigen.select import EventSelection
 from pipelines.paths import InputFile
+from pipelines.sources.wiki_languages import LANGUAGES, rules_for
+from pipelines.sources.wikitext import PageRules
 
 
 class DumpSettings(Strict):
@@ -71,9 +74,66 @@ class WikiSettings(EventSelection):
     reader: Literal["dump", "api"] = "dump"
     dump: DumpSettings | None = None
     api: ApiSettings = Field(default_factory=ApiSettings)
-    skip_sections: list[str] = Field(
-        description="Sections left out of sections, outline and word count."
+    language: str = Field(
+        "en",
+        pattern=r"^[a-z]{2,3}(-[a-z0-9-]+)?$",
+        description=(
+            "The wiki's language code: it chooses the default skip_sections, the external "
+            "links heading, file and category namespace names, infobox names, and whether "
+            "lengths count words or characters (zh, ja). Defaults exist for en, zh, de, fr, "
+            "es, ru and ja; another language needs skip_sections and external_links_section."
+        ),
     )
+    variant: str = Field(
+        "",
+        description=(
+            "Chinese wikis: the variant -{...}- conversions resolve to (zh-hans, zh-hant, "
+            "zh-cn, zh-tw, zh-hk...); empty takes the first one written."
+        ),
+    )
+    skip_sections: list[str] | None = Field(
+        None,
+        description=(
+            "Sections left out of sections, outline and length; unset: the language's defaults."
+        ),
+    )
+    external_links_section: str | None = Field(
+        None, description="Heading of the external links section; unset: the language's."
+    )
+    page_time_limit_s: float = Field(
+        60.0,
+        gt=0,
+        description=(
+            "A page whose wikitext takes longer than this to render is dropped (too_slow), "
+            "named, and the stage goes on."
+        ),
+    )
+    slow_page_s: float = Field(5.0, gt=0, description="Pages slower than this are logged.")
+
+    def rules(self, namespaces: Mapping[int, str] | None = None) -> PageRules:
+        """The rendering rules for this wiki, with its own namespace names (siteinfo)."""
+        links = [self.external_links_section] if self.external_links_section else None
+        return rules_for(
+            self.language,
+            skip_sections=self.skip_sections,
+            external_links=links,
+            variant=self.variant,
+            namespaces=namespaces,
+        )
+
+    @model_validator(mode="after")
+    def _language_known(self) -> WikiSettings:
+        missing = [
+            key
+            for key in ("skip_sections", "external_links_section")
+            if getattr(self, key) is None and self.language not in LANGUAGES
+        ]
+        if missing:
+            raise ValueError(
+                f"wiki.language {self.language!r} has no defaults (known: "
+                f"{', '.join(sorted(LANGUAGES))}); set {' and '.join(f'wiki.{k}' for k in missing)}"
+            )
+        return self
 
     @model_validator(mode="after")
     def _reader_configured(self) -> WikiSettings:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Literal
 
 import mwparserfromhell
 from mwparserfromhell.nodes import (
@@ -24,9 +25,10 @@ from mwparserfromhell.nodes import (
 )
 from mwparserfromhell.wikicode import Wikicode
 
+from builders.text import text_length
 from builders.wikigen.records import ExternalLink as LinkRecord
 from builders.wikigen.records import Reference, Section
-from pipelines.sources.inline_templates import render_inline
+from pipelines.sources.inline_templates import renderer_for
 
 REDIRECT_RE = re.compile(r"^\s*#REDIRECT\s*:?\s*\[\[([^\]|#]+)", re.IGNORECASE)
 # Left out of plain text, as in MediaWiki's own plain-text extracts (TextExtracts drops tables).
@@ -39,7 +41,59 @@ _MAGIC_WORD_RE = re.compile(r"__[A-Z]+__")
 _MARKUP_RE = re.compile(r"[\[\]{}<>'&*#:;=|~_]")
 _BLANK_LINES_RE = re.compile(r"\n{3,}")
 _SPACES_RE = re.compile(r"[ \t\u00a0]+")
-_TEMPLATE_PREFIX_RE = re.compile(r"^template\s*:\s*", re.IGNORECASE)
+TEMPLATE_NAMESPACES = {
+    "en": ("Template",),
+    "de": ("Vorlage",),
+    "fr": ("Modèle",),
+    "es": ("Plantilla",),
+    "ru": ("Шаблон",),
+    "ja": ("テンプレート",),
+    "zh": ("模板", "样板", "樣板"),
+}
+"""Template namespace names per language; a prefix of any of them is stripped from a
+template's name (``{{Vorlage:Infobox X}}`` is ``Infobox X``)."""
+_TEMPLATE_PREFIX_RE = re.compile(
+    rf"^(?:{'|'.join(n for names in TEMPLATE_NAMESPACES.values() for n in names)})\s*:\s*",
+    re.IGNORECASE,
+)
+# -{...}- language conversion (Chinese wikis): an optional flag, then variant:text pairs or text
+_CONVERSION_RE = re.compile(r"-\{(?:([A-Za-z;\s-]*)\|)?(.*?)\}-", re.S)
+_VARIANT_RE = re.compile(r"(?:^|;)\s*(zh(?:-[a-z]+)?)\s*:", re.I)
+_VARIANT_FALLBACKS = {
+    "zh-cn": ("zh-cn", "zh-hans", "zh-sg", "zh-my", "zh"),
+    "zh-sg": ("zh-sg", "zh-hans", "zh-cn", "zh-my", "zh"),
+    "zh-my": ("zh-my", "zh-hans", "zh-sg", "zh-cn", "zh"),
+    "zh-hans": ("zh-hans", "zh-cn", "zh-sg", "zh-my", "zh"),
+    "zh-tw": ("zh-tw", "zh-hant", "zh-hk", "zh-mo", "zh"),
+    "zh-hk": ("zh-hk", "zh-hant", "zh-mo", "zh-tw", "zh"),
+    "zh-mo": ("zh-mo", "zh-hant", "zh-hk", "zh-tw", "zh"),
+    "zh-hant": ("zh-hant", "zh-tw", "zh-hk", "zh-mo", "zh"),
+}
+_QUOTE_RUN_RE = re.compile(r"'{2,}")
+_SEP = r"[,;:、，；]"
+# "( ; x" -> "(x", "x ; )" -> "x)"
+_INNER_SEPARATOR_RE = re.compile(
+    rf"([(（\[])[ \t]*(?:{_SEP}[ \t]*)+|[ \t]*(?:{_SEP}[ \t]*)+([)）\]])"
+)
+_EMPTY_BRACKETS_RE = re.compile(r"[ \t]*(?:\([ \t]*\)|（[ \t]*）|\[[ \t]*\])")
+_DOUBLE_SEPARATOR_RE = re.compile(rf"({_SEP})(?:[ \t]*{_SEP})+")
+_SPACE_BEFORE_RE = re.compile(r"[ \t]+([,;.:!?)）])")
+
+
+@dataclass(frozen=True)
+class PageRules:
+    """What rendering needs to know about the wiki a page comes from (names case-folded);
+    :func:`pipelines.sources.wiki_languages.rules_for` makes them for a language."""
+
+    skip_sections: frozenset[str] = frozenset()
+    external_links: frozenset[str] = frozenset({"external links"})
+    hidden_namespaces: frozenset[str] = frozenset({"category", "file", "image"})
+    category_namespaces: frozenset[str] = frozenset({"category"})
+    infobox_prefixes: tuple[str, ...] = ("infobox",)
+    length_unit: Literal["words", "characters"] = "words"
+    variant: str = ""
+    """The variant ``-{...}-`` conversions resolve to (``zh-hans``, ``zh-tw``...); empty: the
+    first one written."""
 
 
 @dataclass(frozen=True)
@@ -57,6 +111,15 @@ class ParsedPage:
     word_count: int
     references: list[Reference]
     external_links: list[LinkRecord]
+    headings: int
+    """Every heading found, skipped sections' included."""
+
+
+def parse(text: str) -> Wikicode:
+    """Parse wikitext with bold and italic left as text (``skip_style_tags``): an unclosed
+    ``''`` would otherwise become a style tag that swallows the headings after it
+    (mwparserfromhell issue 40). :func:`_render` removes the quote runs."""
+    return mwparserfromhell.parse(text, skip_style_tags=True)
 
 
 def template_name(template: Template) -> str:
@@ -88,15 +151,26 @@ def _hidden_namespaces(namespaces: Iterable[str]) -> set[str]:
     return {ns.casefold() for ns in namespaces} | {"category", "file", "image"}
 
 
-def _template_text(template: Template) -> str | None:
-    args, named = [], {}
+_DEFAULT_HIDDEN = _hidden_namespaces(())
+
+
+def _template_text(template: Template, hidden: set[str]) -> str | None:
+    """The plain text of an inline template, or ``None`` to drop it. Only a template that is
+    rendered has its parameters rendered, each once, from the nodes already parsed: work stays
+    linear in the depth of nesting."""
+    name = template_name(template)
+    function, colon, first = name.partition(":")
+    renderer = renderer_for((function if colon else name).casefold())
+    if renderer is None:
+        return None
+    args, named = ([first.strip()] if colon else []), {}
     for param in template.params:
-        value = plain_text(param.value)
+        value = _text(param.value, hidden)
         if param.showkey:
             named[str(param.name).strip()] = value
         else:
             args.append(value)
-    return render_inline(template_name(template).casefold(), args, named)
+    return renderer(args, named)
 
 
 _DROP = object()
@@ -105,7 +179,7 @@ _DROP = object()
 def _replacement(node: Node, hidden: set[str]) -> object:
     """What plain text shows for ``node``: ``_DROP``, a string, or ``None`` to keep it."""
     if isinstance(node, Template):
-        text = _template_text(node)
+        text = _template_text(node, hidden)
         return _DROP if text is None else text
     if isinstance(node, Comment):
         return _DROP
@@ -150,13 +224,40 @@ def _children(node: Node) -> list[Wikicode]:
     return [inner] if inner is not None else []
 
 
+def _quotes(run: re.Match[str]) -> str:
+    """What a run of apostrophes shows once bold and italic are gone: MediaWiki reads four as
+    an apostrophe then bold, and more than five as apostrophes then bold italic."""
+    n = len(run[0])
+    return "'" if n == 4 else "'" * max(0, n - 5)
+
+
+def _orphans(text: str) -> str:
+    """Remove what dropped templates leave behind: separators just inside brackets, then empty
+    brackets, doubled separators and spaces before punctuation, until nothing changes."""
+    while True:
+        tidied = _EMPTY_BRACKETS_RE.sub("", _INNER_SEPARATOR_RE.sub(r"\1\2", text))
+        tidied = _SPACE_BEFORE_RE.sub(r"\1", _DOUBLE_SEPARATOR_RE.sub(r"\1", tidied))
+        if tidied == text:
+            return text
+        text = tidied
+
+
 def _render(code: Wikicode) -> str:
-    return _tidy(_MAGIC_WORD_RE.sub("", code.strip_code(normalize=True, collapse=True)))
+    text = _MAGIC_WORD_RE.sub("", code.strip_code(normalize=True, collapse=True))
+    return _tidy(_orphans(_QUOTE_RUN_RE.sub(_quotes, text)))
 
 
 def _tidy(text: str) -> str:
     lines = [_SPACES_RE.sub(" ", line).strip() for line in text.splitlines()]
     return _BLANK_LINES_RE.sub("\n\n", "\n".join(lines)).strip()
+
+
+def _text(code: Wikicode | None, hidden: set[str] = _DEFAULT_HIDDEN) -> str:
+    """Render a part of an already parsed page in place (it is not parsed again)."""
+    if code is None:
+        return ""
+    _clean(code, hidden)
+    return _render(code)
 
 
 def plain_text(code: Wikicode | str, hidden_link_namespaces: Iterable[str] = ()) -> str:
@@ -165,7 +266,7 @@ def plain_text(code: Wikicode | str, hidden_link_namespaces: Iterable[str] = ())
     text = str(code)
     if not _MARKUP_RE.search(text):
         return _tidy(text)  # nothing to parse: most citation and infobox values
-    code = mwparserfromhell.parse(text)
+    code = parse(text)
     _clean(code, _hidden_namespaces(hidden_link_namespaces))
     return _render(code)
 
@@ -175,20 +276,52 @@ def words(text: str) -> int:
     return len(text.split())
 
 
-def _infobox(code: Wikicode) -> tuple[str, dict[str, str]]:
+def _converted(block: re.Match[str], variant: str) -> str:
+    """One ``-{...}-`` block as the reader of ``variant`` sees it."""
+    flags, body = (block[1] or "").strip(), block[2]
+    if flags and any(f in flags for f in ("H", "T", "-")):
+        return ""  # a conversion rule or a title, not text
+    marks = list(_VARIANT_RE.finditer(body))
+    if not marks:
+        return body  # -{text}-: shown as written in every variant
+    texts = {}
+    for mark, nxt in zip(marks, [*marks[1:], None], strict=True):
+        end = nxt.start() if nxt else len(body)
+        texts.setdefault(mark[1].lower(), body[mark.end() : end].strip().rstrip(";").strip())
+    for name in _VARIANT_FALLBACKS.get(variant.lower(), (variant.lower(),)):
+        if name in texts:
+            return texts[name]
+    return next(iter(texts.values()))
+
+
+def convert_variants(text: str, variant: str) -> str:
+    """Resolve Chinese ``-{...}-`` language conversion markup for ``variant``."""
+    if "-{" not in text:
+        return text
+    return _CONVERSION_RE.sub(lambda m: _converted(m, variant), text)
+
+
+def _infobox(code: Wikicode, rules: PageRules) -> tuple[str, dict[str, str]]:
     for template in code.filter_templates(recursive=False):
         name = template_name(template)
-        if name.casefold().startswith("infobox"):
-            values = ((str(p.name).strip(), plain_text(p.value)) for p in template.params)
-            fields = {name: "; ".join(v.splitlines()) for name, v in values if name and v}
-            return name[len("infobox") :].strip().casefold(), fields
+        prefix = next((p for p in rules.infobox_prefixes if name.casefold().startswith(p)), "")
+        if prefix:
+            hidden = set(rules.hidden_namespaces)
+            values = ((str(p.name).strip(), _text(p.value, hidden)) for p in template.params)
+            fields = {name: _one_line(v) for name, v in values if name and v}
+            return name[len(prefix) :].strip().casefold(), fields
     return "", {}
+
+
+def _one_line(value: str) -> str:
+    """An infobox value on one line: its non-empty lines joined by ``; ``."""
+    return "; ".join(line for line in value.splitlines() if line.strip())
 
 
 def _param(template: Template, *names: str) -> str:
     for name in names:
         if template.has(name):
-            value = plain_text(template.get(name).value)
+            value = _text(template.get(name).value)
             if value:
                 return value
     return ""
@@ -239,14 +372,14 @@ def _reference(tag: Tag) -> Reference | None:
     url = str(links[0].url).strip() if links else ""
     if tag.has("group") and not url:
         return None  # an explanatory note ({{efn}}, group="note"), not a source
-    return Reference(name=name, cite_text=plain_text(tag.contents), url=url)
+    return Reference(name=name, cite_text=_text(tag.contents), url=url)
 
 
 def _in_source_sections(code: Wikicode) -> list[Template]:
     found = []
     for section in code.get_sections(flat=True):
         heading = section.nodes[0] if section.nodes else None
-        if isinstance(heading, Heading) and plain_text(heading.title).casefold() in SOURCE_SECTIONS:
+        if isinstance(heading, Heading) and _text(heading.title).casefold() in SOURCE_SECTIONS:
             found += [t for t in section.filter_templates() if _CITE_RE.match(template_name(t))]
     return found
 
@@ -274,66 +407,64 @@ def references(code: Wikicode) -> list[Reference]:
 
 def _links(code: Wikicode) -> list[LinkRecord]:
     return [
-        LinkRecord(url=str(link.url).strip(), title=plain_text(link.title or ""))
+        LinkRecord(url=str(link.url).strip(), title=_text(link.title))
         for link in code.filter_external_links()
         if isinstance(link, ExternalLink)
     ]
 
 
-def _categories(code: Wikicode, prefix: str) -> list[str]:
+def _categories(code: Wikicode, prefixes: frozenset[str]) -> list[str]:
     found: list[str] = []
     for link in code.filter_wikilinks():
         title = str(link.title).strip()
-        if not title.startswith(":") and _namespace_of(link) == prefix:
+        if not title.startswith(":") and _namespace_of(link) in prefixes:
             name = page_name(title.split(":", 1)[1])
             if name and name not in found:
                 found.append(name)
     return found
 
 
-def parse_wikitext(
-    text: str,
-    *,
-    skip_sections: Iterable[str],
-    external_links_section: str = "External links",
-    category_namespace: str = "Category",
-) -> ParsedPage:
+def parse_wikitext(text: str, rules: PageRules | None = None) -> ParsedPage:
     """Parse one page's wikitext into the parts an Article record keeps.
 
-    Sections named in ``skip_sections`` (and their subsections) are left out of the sections,
-    outline and word count. Categories are the page's explicit category links.
+    Sections named in ``rules.skip_sections`` (and their subsections) are left out of the
+    sections, outline and length. Categories are the page's explicit category links. Chinese
+    ``-{...}-`` conversions are resolved for ``rules.variant`` first.
     """
-    code = mwparserfromhell.parse(text)
+    rules = rules or PageRules()
+    text = convert_variants(text, rules.variant)
+    code = parse(text)
     match = REDIRECT_RE.match(text)
-    skip = {s.casefold() for s in skip_sections}
-    categories = _categories(code, category_namespace.casefold())
+    categories = _categories(code, rules.category_namespaces)
     templates = list(
         dict.fromkeys(template_name(t) for t in code.filter_templates(recursive=False))
     )
-    infobox_type, infobox = _infobox(code)
-    references_found = references(code)
+    references_found = references(code)  # before the infobox: rendering drops its refs
+    infobox_type, infobox = _infobox(code, rules)
 
     # From here on each section is cleaned in place once and rendered without parsing again.
-    hidden = _hidden_namespaces([category_namespace])
+    hidden = set(rules.hidden_namespaces)
     summary, sections, ext_links = "", [], []
-    skip_level = 0
+    skip_level = headings = 0
     for chunk in code.get_sections(flat=True, include_lead=True):
         first = chunk.nodes[0] if chunk.nodes else None
         if not isinstance(first, Heading):
             _clean(chunk, hidden)
             summary = _render(chunk)
             continue
-        title = plain_text(first.title)
+        title = _text(first.title, hidden)
+        headings += 1
         body = Wikicode(chunk.nodes[1:])
-        if title.casefold() == external_links_section.casefold():
+        if title.casefold() in rules.external_links:
             ext_links = _links(body)
         if skip_level and first.level > skip_level:
             continue
-        skip_level = first.level if title.casefold() in skip else 0
+        skip_level = first.level if title.casefold() in rules.skip_sections else 0
         if not skip_level:
             _clean(body, hidden)
             sections.append(Section(first.level, title, _render(body)))
 
+    bodies = [s.text for s in sections]
     return ParsedPage(
         redirect_target=page_name(match.group(1)) if match else "",
         categories=categories,
@@ -343,7 +474,8 @@ def parse_wikitext(
         summary=summary,
         sections=sections,
         outline=[s.title for s in sections],
-        word_count=words(summary) + sum(words(s.text) for s in sections),
+        word_count=sum(text_length(t, rules.length_unit) for t in [summary, *bodies]),
         references=references_found,
         external_links=ext_links,
+        headings=headings,
     )

@@ -5,7 +5,7 @@ unique URL is fetched once (live, appending to the WARC archive, or replayed fro
 HTML extracted to text. Every candidate ends with one status and a reason.
 
 Live runs resume: URLs whose outcome is already archived, and queries already in the search log,
-are not asked again.
+are not asked again; only URLs archived as ``rate_limited`` are fetched again.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from pipelines.outputs import TableWriter
 from pipelines.progress import progress_iter
 from pipelines.sources.articles import read_articles
 from pipelines.sources.extract import Extraction, extract_many, finished
-from pipelines.sources.fetch import Fetcher, FetchResult
+from pipelines.sources.fetch import REFETCHED, Fetcher, FetchResult
 from pipelines.sources.replay import ReplayFetcher, load_index
 from pipelines.sources.search import (
     RecordedProvider,
@@ -79,9 +79,17 @@ async def _fetch(settings: WebSettings, urls: Sequence[str]) -> dict[str, FetchR
     if settings.mode == "replay":
         async with ReplayFetcher(settings.archive) as replay:
             return {r.url: r for r in await replay.fetch_all(urls)}
-    done = load_index(settings.archive)
+    archived = load_index(settings.archive)
+    done = {u: r for u, r in archived.items() if r.status not in REFETCHED}
     todo = [u for u in urls if u not in done]
-    log.info("web: %d URLs archived already, %d to fetch", len(urls) - len(todo), len(todo))
+    again = sum(u in archived for u in todo)
+    log.info(
+        "web: %d URLs archived already, %d to fetch, %d of them again (archived as %s)",
+        len(urls) - len(todo),
+        len(todo),
+        again,
+        " or ".join(REFETCHED),
+    )
     archive = WarcArchive(settings.archive)
     try:
         async with Fetcher(settings.fetch, archive) as fetcher:

@@ -7,7 +7,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from builders.drops import DROP_SCHEMA, DROPS
+from builders.drops import DROP_SCHEMA, DROPS, Drop
 from builders.wikigen.records import ARTICLE_SCHEMA, Article
 from builders.wikigen.select import check_content, check_window, window_bounds
 from pipelines.outputs import TableWriter
@@ -20,9 +20,11 @@ ARTICLES = "articles.parquet"
 
 
 Lookup = Callable[[str], datetime | None]
+SUSPECT_SHOWN = 50
+"""Suspect pages listed by name in ``stats.json`` (all are counted)."""
 
 
-def _articles(settings: WikiSettings) -> tuple[Iterator[Article], Lookup | None]:
+def _articles(settings: WikiSettings) -> tuple[Iterator[Article | Drop], Lookup | None]:
     """Return the configured reader and, when the reader cannot date pages, a date look-up."""
     from pipelines.sources.mediawiki_client import MediaWikiClient
 
@@ -37,9 +39,16 @@ def _articles(settings: WikiSettings) -> tuple[Iterator[Article], Lookup | None]
     pages = read_dump(
         dump.path,
         skip_sections=settings.skip_sections,
+        language=settings.language,
+        variant=settings.variant,
+        external_links=[settings.external_links_section]
+        if settings.external_links_section
+        else None,
         creation_dates=dump.creation_dates,
         read_at=dump.snapshot_at,
         workers=dump.workers,
+        page_time_limit_s=settings.page_time_limit_s,
+        slow_page_s=settings.slow_page_s,
     )
     if dump.creation_dates == "log":
         from pipelines.sources.creation_log import read_creation_log
@@ -68,6 +77,12 @@ def run_wiki(settings: WikiSettings, *, out: Path) -> StageStats:
         ):
             for article in progress_iter(pages, "wiki: reading pages"):
                 stats.update("read")
+                if isinstance(article, Drop):  # a page that could not be read at all
+                    rejected.write(article.to_row())
+                    stats.update("rejected")
+                    stats.drop(article.reason)
+                    continue
+                _fidelity(stats, article, run.extra)
                 rejection = check_content(article, settings)
                 if rejection is None and article.created_at is None and lookup is not None:
                     article = replace(article, created_at=lookup(article.title))
@@ -86,11 +101,30 @@ def run_wiki(settings: WikiSettings, *, out: Path) -> StageStats:
     return run.stats
 
 
+def _fidelity(stats: StageStats, article: Article, extra: dict[str, object]) -> None:
+    """Add the page's fidelity figures to the stage's, and name it when it looks suspect."""
+    if article.is_redirect:
+        return
+    f = article.fidelity
+    stats.update("pages_rendered")
+    stats.update("source_headings", f.source_headings)
+    stats.update("headings_found", f.headings)
+    stats.update("leftover_markup", f.leftover_markup)
+    stats.update("words_kept", article.word_count)
+    if f.suspect:
+        stats.update("suspect_pages")
+        shown = extra.setdefault("suspect_pages", [])
+        assert isinstance(shown, list)
+        if len(shown) < SUSPECT_SHOWN:
+            shown.append({"title": article.title, "page_id": article.page_id, "why": f.suspect})
+
+
 def summary(stats: StageStats, out: Path) -> str:
     """One line for the CLI."""
     c = stats.counts
     reasons = ", ".join(f"{k} {v}" for k, v in sorted(stats.dropped.items())) or "none"
+    suspect = f", {c['suspect_pages']} suspect renderings" if c.get("suspect_pages") else ""
     return (
         f"wiki: {c['read']} pages read, {c['selected']} events selected, "
-        f"{c['rejected']} rejected ({reasons}) in {stats.duration_s:.1f} s -> {out}/"
+        f"{c['rejected']} rejected ({reasons}){suspect} in {stats.duration_s:.1f} s -> {out}/"
     )

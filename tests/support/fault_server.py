@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import time
+import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -15,6 +16,35 @@ PAGE = (
 )
 ROBOTS = b"User-agent: benchsmith\nDisallow: /private/\n"
 DISALLOW_ALL = b"User-agent: *\nDisallow: /\n"
+# UTF-8 with one stray Latin-1 byte (a lone \xe9, never valid UTF-8) among well-encoded words
+STRAY_BYTE_PAGE = (
+    "<html><head><title>Caf\u00e9</title></head><body><p>Le caf\u00e9 na\u00efve de "
+    "Z\u00fcrich.</p><p>Stray: ".encode()
+    + b"\xe9"
+    + "</p><p>\u0160koda \u2013 \u00e9t\u00e9</p></body></html>".encode()
+)
+
+
+def article(subject: str) -> bytes:
+    """A page long enough to be extracted as ``ok``, its text about ``subject``."""
+    paragraphs = "".join(
+        f"<p>Paragraph {n}: the {subject} rose through the night and the town council opened "
+        "three shelters for the families who left the lower streets before it reached them.</p>"
+        for n in range(6)
+    )
+    return (
+        f"<!DOCTYPE html><html><head><title>{subject} report</title></head><body><article>"
+        f"<h1>{subject} report</h1>{paragraphs}</article></body></html>"
+    ).encode()
+
+
+ARTICLE = article("river")
+FAR_FUTURE = "Fri, 01 Jan 2100 00:00:00 GMT"
+
+
+def _flip(data: bytes, at: int) -> bytes:
+    """``data`` with the byte at ``at`` inverted: a body corrupted on the way."""
+    return data[:at] + bytes([data[at] ^ 0xFF]) + data[at + 1 :]
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -31,6 +61,17 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
+
+    def _send_short(self, body: bytes, headers: dict[str, str] | None = None) -> None:
+        """Announce ``body`` in Content-Length but send only its first half, then hang up."""
+        self.send_response(200)
+        for key, value in {"Content-Type": "text/html; charset=utf-8", **(headers or {})}.items():
+            self.send_header(key, value)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body[: len(body) // 2])
+        self.wfile.flush()
+        self.close_connection = True
 
     def do_GET(self) -> None:
         self.server.requests.append((self.path, self.headers.get("User-Agent", "")))
@@ -92,6 +133,44 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send(200, body, {"Content-Type": "text/html; charset=bogus-8"})
         if path == "/corrupt-gzip":
             return self._send(200, b"not gzip at all", {"Content-Encoding": "gzip"})
+        if path == "/corrupt-gzip-data":  # a real gzip stream, one byte flipped mid-way
+            body = _flip(gzip.compress(ARTICLE), 40)
+            return self._send(200, body, {"Content-Encoding": "gzip"})
+        if path == "/truncated-gzip":  # a complete response holding half a gzip stream
+            body = gzip.compress(ARTICLE)
+            return self._send(200, body[: len(body) // 2], {"Content-Encoding": "gzip"})
+        if path == "/corrupt-deflate":  # a zlib stream, one byte flipped mid-way
+            body = _flip(zlib.compress(ARTICLE), 40)
+            return self._send(200, body, {"Content-Encoding": "deflate"})
+        if path == "/truncated-deflate":
+            body = zlib.compress(ARTICLE)
+            return self._send(200, body[: len(body) // 2], {"Content-Encoding": "deflate"})
+        if path == "/brotli":  # never asked for, and no decoder installed
+            return self._send(200, b"\x1b\x00\x00", {"Content-Encoding": "br"})
+        if path == "/short-body":
+            return self._send_short(ARTICLE)
+        if path == "/short-gzip":
+            return self._send_short(gzip.compress(ARTICLE), {"Content-Encoding": "gzip"})
+        if path == "/utf8-stray-byte":
+            return self._send(200, STRAY_BYTE_PAGE)
+        if path == "/meta-utf8-stray-byte":
+            body = STRAY_BYTE_PAGE.replace(b"<head>", b'<head><meta charset="utf-8">')
+            return self._send(200, body, {"Content-Type": "text/html"})
+        if path == "/unknown-charset":
+            body = "<p>Le caf\u00e9 na\u00efve</p>".encode()
+            return self._send(200, body, {"Content-Type": "text/html; charset=x-klingon"})
+        if path == "/rate-limited":
+            return self._send(429, b"slow down", {"Retry-After": "86400"})
+        if path == "/always-429":  # a short Retry-After, every time
+            return self._send(429, b"slow down", {"Retry-After": "1"})
+        if path == "/rate-limited-503":
+            return self._send(503, b"come back next century", {"Retry-After": FAR_FUTURE})
+        if path == "/rate-limited-once":  # a day's wait asked for, then the page
+            if hits == 1:
+                return self._send(429, b"slow down", {"Retry-After": "86400"})
+            return self._send(200, article("flood water"))
+        if path == "/article":
+            return self._send(200, ARTICLE)
         if path == "/base64-charset":
             return self._send(200, PAGE, {"Content-Type": "text/html; charset=base64"})
         if path == "/bad-location":

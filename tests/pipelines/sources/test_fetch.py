@@ -14,7 +14,7 @@ from pipelines.sources.fetch import STATUSES, Fetcher
 from pipelines.sources.replay import ReplayFetcher, load_index
 from pipelines.sources.warc_archive import WarcArchive, read_archive
 from pipelines.sources.web_settings import FetchSettings
-from tests.support.fault_server import fault_server
+from tests.support.fault_server import FAR_FUTURE, fault_server
 
 
 def _settings(**overrides) -> FetchSettings:
@@ -245,6 +245,92 @@ def test_corrupt_gzip_body_is_an_error():
         results, _ = _run(_on_host(server, "news", ["/corrupt-gzip"]))
     assert (results[0].status, results[0].http_status) == ("error", 200)
     assert "corrupt gzip" in results[0].reason
+
+
+@pytest.mark.parametrize(
+    ("path", "encoding", "problem"),
+    [
+        ("/corrupt-gzip-data", "gzip", "corrupt gzip body"),
+        ("/truncated-gzip", "gzip", "corrupt gzip body: truncated"),
+        ("/corrupt-deflate", "deflate", "corrupt deflate body"),
+        ("/truncated-deflate", "deflate", "corrupt deflate body: truncated"),
+        ("/brotli", "br", "unsupported Content-Encoding 'br'"),
+    ],
+)
+def test_a_body_that_does_not_decompress_is_an_error_naming_url_and_encoding(
+    tmp_path, path, encoding, problem
+):
+    archive = WarcArchive(tmp_path / "raw")
+    with fault_server() as server:
+        (url,) = _on_host(server, "news", [path])
+        (result,), _ = _run([url], archive=archive)
+    archive.close()
+    assert (result.status, result.http_status) == ("error", 200), result
+    assert result.content_encoding == encoding and result.text == ""
+    assert url in result.reason and problem in result.reason
+    assert load_index(tmp_path / "raw")[url].status == "error"  # replay agrees
+
+
+@pytest.mark.parametrize("path", ["/short-body", "/short-gzip"])
+def test_a_body_cut_short_of_its_content_length_is_an_error_naming_the_url(path):
+    with fault_server() as server:
+        (url,) = _on_host(server, "news", [path])
+        (result,), _ = _run([url])
+    assert result.status == "error" and result.text == ""
+    assert url in result.reason and "complete message body" in result.reason
+
+
+@pytest.mark.parametrize("path", ["/utf8-stray-byte", "/meta-utf8-stray-byte"])
+def test_declared_utf8_with_a_stray_byte_stays_utf8(tmp_path, path):
+    archive = WarcArchive(tmp_path / "raw")
+    with fault_server() as server:
+        (url,) = _on_host(server, "news", [path])
+        (result,), _ = _run([url], archive=archive)
+    archive.close()
+    assert (result.status, result.charset) == ("ok", "utf-8")
+    assert "Stray: \ufffd<" in result.text
+    for words in (
+        "Caf\u00e9</title>",
+        "Le caf\u00e9 na\u00efve de Z\u00fcrich.",
+        "\u0160koda \u2013 \u00e9t\u00e9",
+    ):
+        assert words in result.text
+    assert "1 invalid utf-8 byte" in result.reason
+    assert load_index(tmp_path / "raw")[url].text == result.text  # replay decodes the same
+
+
+def test_an_unknown_declared_charset_is_recorded_and_ignored():
+    with fault_server() as server:
+        (result,), _ = _run(_on_host(server, "news", ["/unknown-charset"]))
+    assert (result.status, result.charset) == ("ok", "utf-8")
+    assert "Le caf\u00e9 na\u00efve" in result.text
+    assert "'x-klingon'" in result.reason
+
+
+@pytest.mark.parametrize(
+    ("path", "http_status", "asked"),
+    [("/rate-limited", 429, "'86400'"), ("/rate-limited-503", 503, repr(FAR_FUTURE))],
+)
+def test_a_retry_after_over_the_cap_is_rate_limited_not_dead(tmp_path, path, http_status, asked):
+    archive = WarcArchive(tmp_path / "raw")
+    with fault_server() as server:
+        (url,) = _on_host(server, "news", [path])
+        (result,), waits = _run([url], _settings(max_retry_after_s=60), archive)
+    archive.close()
+    assert (result.status, result.http_status) == ("rate_limited", http_status)
+    assert result.status in STATUSES
+    assert f"Retry-After {asked}" in result.reason and "60 s cap" in result.reason
+    assert result.attempts == 1 and waits == []  # given up at once, nothing slept
+    assert [p for p, _ in server.requests].count(path) == 1
+    assert load_index(tmp_path / "raw")[url].status == "rate_limited"
+
+
+def test_a_429_still_refused_after_the_retries_is_rate_limited_not_dead():
+    with fault_server() as server:
+        (result,), waits = _run(_on_host(server, "news", ["/always-429"]))
+    assert (result.status, result.http_status, result.attempts) == ("rate_limited", 429, 3)
+    assert waits == [1.0, 1.0]
+    assert result.reason == "HTTP 429 after 3 attempts, last Retry-After '1'"
 
 
 def test_non_text_charset_is_ignored():

@@ -1,3 +1,4 @@
+from pipelines.sources.wiki_languages import rules_for
 from pipelines.sources.wikitext import parse_wikitext, plain_text
 
 PAGE = """{{Infobox flood
@@ -41,7 +42,7 @@ SKIP = ["See also", "References", "External links"]
 
 
 def test_sections_keep_levels_and_skip_listed_sections_with_their_subsections():
-    page = parse_wikitext(PAGE, skip_sections=SKIP)
+    page = parse_wikitext(PAGE, rules_for("en", skip_sections=SKIP))
     assert [(s.level, s.title) for s in page.sections] == [
         (2, "Background"),
         (3, "Forecasts"),
@@ -53,18 +54,18 @@ def test_sections_keep_levels_and_skip_listed_sections_with_their_subsections():
 
 
 def test_lead_is_plain_text_without_refs_files_or_markup():
-    page = parse_wikitext(PAGE, skip_sections=SKIP)
+    page = parse_wikitext(PAGE, rules_for("en", skip_sections=SKIP))
     assert page.summary == "The 2026 Test floods hit the town. Water rose."
 
 
 def test_word_count_covers_lead_and_kept_sections_only():
-    page = parse_wikitext(PAGE, skip_sections=SKIP)
+    page = parse_wikitext(PAGE, rules_for("en", skip_sections=SKIP))
     expected = len(page.summary.split()) + sum(len(s.text.split()) for s in page.sections)
     assert page.word_count == expected == 9 + 4 + 4 + 2
 
 
 def test_infobox_type_and_fields_are_plain_text_and_empty_fields_dropped():
-    page = parse_wikitext(PAGE, skip_sections=SKIP)
+    page = parse_wikitext(PAGE, rules_for("en", skip_sections=SKIP))
     assert page.infobox_type == "flood"
     assert page.infobox == {
         "name": "2026 Test floods",
@@ -75,7 +76,7 @@ def test_infobox_type_and_fields_are_plain_text_and_empty_fields_dropped():
 
 
 def test_references_are_distinct_with_cite_text_and_url():
-    refs = parse_wikitext(PAGE, skip_sections=SKIP).references
+    refs = parse_wikitext(PAGE, rules_for("en", skip_sections=SKIP)).references
     assert [r.url for r in refs] == [
         "",
         "https://www.valdra-herald.example/a",
@@ -90,7 +91,7 @@ def test_references_are_distinct_with_cite_text_and_url():
 
 
 def test_external_links_come_from_their_section():
-    links = parse_wikitext(PAGE, skip_sections=SKIP).external_links
+    links = parse_wikitext(PAGE, rules_for("en", skip_sections=SKIP)).external_links
     assert [(link.url, link.title) for link in links] == [
         ("https://www.civilprotection.gov-valdra.example/x", "NCPA incident page"),
         ("https://www.vbc-news.example/live", "VBC coverage"),
@@ -98,21 +99,21 @@ def test_external_links_come_from_their_section():
 
 
 def test_categories_drop_sort_keys_and_keep_order():
-    page = parse_wikitext(PAGE, skip_sections=SKIP)
+    page = parse_wikitext(PAGE, rules_for("en", skip_sections=SKIP))
     assert page.categories == ["2026 floods", "Floods in Valdra"]
     assert page.templates == ["Infobox flood"]
 
 
 def test_redirect_target_is_read():
-    page = parse_wikitext("#REDIRECT [[2026 Test floods#Response]]\n", skip_sections=SKIP)
+    page = parse_wikitext(
+        "#REDIRECT [[2026 Test floods#Response]]\n", rules_for("en", skip_sections=SKIP)
+    )
     assert page.redirect_target == "2026 Test floods"
-    assert parse_wikitext(PAGE, skip_sections=SKIP).redirect_target == ""
+    assert parse_wikitext(PAGE, rules_for("en", skip_sections=SKIP)).redirect_target == ""
 
 
 def test_categories_use_the_wiki_namespace_name():
-    page = parse_wikitext(
-        "Text [[Kategorie:Hochwasser 2026]]", skip_sections=[], category_namespace="Kategorie"
-    )
+    page = parse_wikitext("Text [[Kategorie:Hochwasser 2026]]", rules_for("de", skip_sections=[]))
     assert page.categories == ["Hochwasser 2026"]
 
 
@@ -128,7 +129,7 @@ def test_every_citation_without_a_url_is_kept():
         "C.<ref>Plain text source, 2019.</ref> "
         "D.<ref>{{harvnb|Smith|2020|p=5}}</ref>"
     )
-    refs = parse_wikitext(text, skip_sections=[]).references
+    refs = parse_wikitext(text, rules_for("en", skip_sections=[])).references
     assert [(r.cite_text, r.url) for r in refs] == [
         ('Smith (2020). "Floods of Valdra".', ""),
         ('Roe. "Paper". Hydrology.', "https://doi.org/10.1/x"),
@@ -141,13 +142,13 @@ def test_sources_section_citations_count_for_short_citations():
         "Claim.{{sfn|Smith|2020|p=5}}\n== Sources ==\n"
         "* {{cite book |last=Smith |title=Floods of Valdra |year=2020 |url=https://books.example/f}}\n"
     )
-    refs = parse_wikitext(text, skip_sections=["Sources"]).references
+    refs = parse_wikitext(text, rules_for("en", skip_sections=["Sources"])).references
     assert [r.url for r in refs] == ["https://books.example/f"]
 
 
 def test_explanatory_notes_are_not_sources():
     text = 'Claim.<ref group="note">An aside about naming.</ref> More.<ref>[https://a.example/x Source]</ref>'
-    assert [r.url for r in parse_wikitext(text, skip_sections=[]).references] == [
+    assert [r.url for r in parse_wikitext(text, rules_for("en", skip_sections=[])).references] == [
         "https://a.example/x"
     ]
 
@@ -158,7 +159,7 @@ def test_inline_templates_keep_their_words():
         "{{nowrap|12 people}} died and {{lang|fr|le deluge}} began. It cost {{US$|4.5 million}}."
         "{{Citation needed|date=March 2026}}"
     )
-    assert parse_wikitext(text, skip_sections=[]).summary == (
+    assert parse_wikitext(text, rules_for("en", skip_sections=[])).summary == (
         "The river rose 3 m above normal on 4 March 2026; 12 people died and le deluge began. "
         "It cost US$4.5 million."
     )
@@ -169,7 +170,7 @@ def test_infobox_values_render_dates_lists_and_line_breaks():
         "{{Infobox event\n| date = {{Start date|2026|3|4}} – {{End date|2026|3|19}}\n"
         "| casualties = 12 dead<br>40 injured\n| organisers = {{ubl|NCPA|VMO}}\n}}\nLead."
     )
-    infobox = parse_wikitext(text, skip_sections=[]).infobox
+    infobox = parse_wikitext(text, rules_for("en", skip_sections=[])).infobox
     assert infobox == {
         "date": "4 March 2026 – 19 March 2026",
         "casualties": "12 dead; 40 injured",
@@ -181,7 +182,7 @@ def test_refs_inside_formatting_do_not_leak_into_text():
     text = (
         "''italic claim<ref>Leaked ref words</ref>'' and <span>more<ref>hidden</ref></span> text."
     )
-    summary = parse_wikitext(text, skip_sections=[]).summary
+    summary = parse_wikitext(text, rules_for("en", skip_sections=[])).summary
     assert summary == "italic claim and more text."
 
 
@@ -190,7 +191,7 @@ def test_template_names_ignore_comments_and_prefix():
         "{{Infobox earthquake <!-- See Template:Infobox earthquake -->\n| date = 2026\n}}\n"
         "{{Template:Disambiguation}}"
     )
-    page = parse_wikitext(text, skip_sections=[])
+    page = parse_wikitext(text, rules_for("en", skip_sections=[]))
     assert page.infobox_type == "earthquake"
     assert page.templates == ["Infobox earthquake", "Disambiguation"]
 
@@ -199,7 +200,7 @@ def test_category_links_are_not_memberships_and_names_are_normalised():
     text = (
         "See [[:Category:2026 floods]]. [[Category:2026_earthquakes]] [[category:floods in Valdra]]"
     )
-    page = parse_wikitext(text, skip_sections=[])
+    page = parse_wikitext(text, rules_for("en", skip_sections=[]))
     assert page.categories == ["2026 earthquakes", "Floods in Valdra"]
     assert "2026 floods" in page.summary
 
@@ -209,7 +210,7 @@ def test_headings_interwiki_links_and_magic_words():
         "__NOTOC__\nLead.\n== [[Aftermath]] of the {{lang|fr|deluge}} <!-- x --> ==\nBody.\n"
         "[[fr:Inondations de 2026]]"
     )
-    page = parse_wikitext(text, skip_sections=[])
+    page = parse_wikitext(text, rules_for("en", skip_sections=[]))
     assert page.summary == "Lead."
     assert page.outline == ["Aftermath of the deluge"]
     assert page.sections[0].text == "Body."

@@ -112,3 +112,31 @@ def test_log_dates_are_looked_up_for_candidates_only(tmp_path, params):
     assert reasons["2026 Valdran general strike"] == "too_long"  # never looked up
     # the 13 events and the two older strikes passed every content rule
     assert stats.counts["created_at_looked_up"] == len(SNAPSHOT_EVENTS) + 2
+
+
+def test_a_page_that_cannot_be_read_is_a_drop_and_the_stage_keeps_the_rest(tmp_path, params):
+    clean = tmp_path / "clean"
+    run_wiki(params.wiki, out=clean)
+    data = SNAPSHOT_XML.read_bytes()
+    victim = next(iter(sorted(SNAPSHOT_EVENTS)))
+    at = data.index(f"<title>{victim}</title>".encode())
+    at = data.rindex(b"</text>", at, data.index(b"</page>", at))  # its latest revision
+    bad = tmp_path / "bad.xml"
+    bad.write_bytes(data[:at] + b" \xff\xfe" + data[at:])  # two bytes that are not UTF-8
+    dump = params.wiki.dump.model_copy(update={"path": bad})
+    out = tmp_path / "wiki"
+    stats = run_wiki(params.wiki.model_copy(update={"dump": dump}), out=out)
+
+    titles = set(pq.read_table(out / "articles.parquet").column("title").to_pylist())
+    assert titles == SNAPSHOT_EVENTS - {victim}
+    drops = [Drop.from_row(r) for r in pq.read_table(out / "drops.parquet").to_pylist()]
+    unread = [d for d in drops if d.step == "read"]
+    assert [(d.item_id, d.reason) for d in unread] == [(victim, "undecodable")]
+    assert stats.dropped["undecodable"] == 1
+    # fidelity figures of the rendered pages are in stats.json, equal to the clean run's less
+    # the lost page
+    saved = json.loads((out / "stats.json").read_text())["counts"]
+    before = json.loads((clean / "stats.json").read_text())["counts"]
+    assert saved["pages_rendered"] == before["pages_rendered"] - 1
+    assert saved["headings_found"] == saved["source_headings"] > 0
+    assert saved["leftover_markup"] == 0 and "suspect_pages" not in saved

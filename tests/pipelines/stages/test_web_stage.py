@@ -1,0 +1,80 @@
+"""The web stage in live mode against a local server: a rate-limited document is fetched again
+by the next run, a fetched one is not."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from builders.wikigen.records import ARTICLE_SCHEMA, DOCUMENT_STATUSES, ExternalLink
+from pipelines.sources.fetch import STATUSES
+from pipelines.sources.web_settings import FetchSettings, WebSettings
+from pipelines.stages.web import run_web
+from tests.support.fault_server import fault_server
+from tests.support.records import make_article
+
+
+def _settings(tmp: Path) -> WebSettings:
+    fetch = FetchSettings(
+        contact="ops@benchsmith.example",
+        per_host_delay_s=0,
+        read_timeout_s=2.0,
+        total_timeout_s=4.0,
+        retries=2,
+        backoff_s=0.01,
+        allow_addresses=["127.0.0.1/32"],
+        resolve={"*.example": "127.0.0.1"},
+    )
+    return WebSettings(
+        mode="live", archive=tmp / "archive", search_log=tmp / "search.jsonl", fetch=fetch
+    )
+
+
+def _documents(out: Path) -> dict[str, dict]:
+    rows = pq.read_table(out / "documents.parquet").to_pylist()
+    return {row["url"].rsplit("/", 1)[1]: row for row in rows}
+
+
+def test_rate_limited_documents_are_fetched_again_by_the_next_run(tmp_path):
+    with fault_server() as server:
+        base = f"http://news.example:{server.server_address[1]}"
+        article = make_article(
+            external_links=[
+                ExternalLink(f"{base}/rate-limited-once", "Asks for a day's wait, once"),
+                ExternalLink(f"{base}/article", "Answers at once"),
+            ]
+        )
+        articles = tmp_path / "articles.parquet"
+        pq.write_table(pa.Table.from_pylist([article.to_row()], schema=ARTICLE_SCHEMA), articles)
+        settings = _settings(tmp_path)
+
+        first = run_web(settings, articles=articles, out=tmp_path / "first")
+        before = _documents(tmp_path / "first")
+        second = run_web(settings, articles=articles, out=tmp_path / "second")
+        after = _documents(tmp_path / "second")
+        paths = [p for p, _ in server.requests]
+
+    limited = before["rate-limited-once"]
+    assert (limited["status"], limited["http_status"]) == ("rate_limited", 429)
+    assert "86400" in limited["reason"]
+    assert first.dropped["rate_limited"] == 1 and first.counts["human_rate_limited"] == 1
+    assert before["article"]["status"] == "ok"
+
+    assert (after["rate-limited-once"]["status"], after["rate-limited-once"]["http_status"]) == (
+        "ok",
+        200,
+    )
+    assert "flood water rose" in after["rate-limited-once"]["text"]
+    assert "rate_limited" not in second.dropped
+    assert after["article"]["status"] == "ok"
+    assert after["article"]["text"] == before["article"]["text"]
+    # the rate-limited page was asked twice (once per run); the fetched one only once
+    assert paths.count("/rate-limited-once") == 2
+    assert paths.count("/article") == 1
+
+
+def test_rate_limited_is_a_document_and_a_fetch_status():
+    assert "rate_limited" in DOCUMENT_STATUSES
+    assert set(STATUSES) <= set(DOCUMENT_STATUSES)
