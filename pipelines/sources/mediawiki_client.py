@@ -7,6 +7,7 @@ import time
 from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
 from typing import Any
+from urllib.parse import quote
 
 from pipelines import __version__
 from pipelines.errors import WikiApiError
@@ -100,6 +101,41 @@ class MediaWikiClient:
         raise WikiApiError(
             f"{self.settings.url}: giving up after {attempt + 1} attempts: {problem}"
         )
+
+    @property
+    def rest_url(self) -> str:
+        """The wiki's REST API beside its action API (``…/api.php`` -> ``…/rest.php``)."""
+        return self.settings.url.rsplit("/", 1)[0] + "/rest.php"
+
+    def page_html(self, title: str) -> str:
+        """The page's rendered HTML (Parsoid) from ``rest.php/v1/page/{title}/html``, retrying
+        as :meth:`request` does; :class:`WikiApiError` naming the page when it cannot be had."""
+        from requests import RequestException
+
+        url = f"{self.rest_url}/v1/page/{quote(title.replace(' ', '_'), safe='')}/html"
+        policy = RetryPolicy(self.settings.retries)
+        problem = ""
+        for attempt in range(self.settings.retries + 1):
+            asked = None
+            try:
+                answer = self.wiki._session.get(url, timeout=self.settings.timeout_s)
+            except RequestException as exc:
+                problem = f"request failed: {exc}"
+            else:
+                if answer.status_code == 200:
+                    answer.encoding = "utf-8"
+                    return answer.text
+                problem = f"HTTP {answer.status_code}"
+                if answer.status_code not in (429, 500, 502, 503, 504):
+                    break
+                after = answer.headers.get("Retry-After", "")
+                asked = float(after) if after.isdigit() else None
+            wait = policy.wait_s(attempt, asked)
+            if wait is None:
+                break
+            log.warning("%s: %s; retrying in %.1f s", url, problem, wait)
+            self._sleep(wait)
+        raise WikiApiError(f"{url}: no rendered HTML for page {title!r}: {problem}")
 
     def query(self, params: dict[str, Any]) -> Iterator[dict[str, Any]]:
         """Yield each ``query`` block of a request, following ``continue`` tokens."""

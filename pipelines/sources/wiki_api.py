@@ -102,21 +102,24 @@ def _to_article(
     base: str,
     rules: PageRules,
     read_at: datetime,
+    rendered: bool = False,
 ) -> Article:
     revision = (page.get("revisions") or [{}])[0]
     wikitext = revision.get("slots", {}).get("main", {}).get("content", "")
     reported = [c["title"].split(":", 1)[1] for c in page.get("categories", [])]
+    html = client.page_html(page["title"]) if rendered and not page.get("redirect") else ""
     article = build_article(
         page_id=page["pageid"],
         title=page["title"],
         namespace=page.get("ns", 0),
         wikitext=wikitext,
+        html=html,
         url=page_url(base, page["title"]),
         created_at=client.first_revision_time(page["title"]),
         created_at_source="api",
         last_revision_id=revision.get("revid", 0),
         last_revision_at=parse_timestamp(revision["timestamp"]) if revision else None,
-        reader="api",
+        reader="html" if html else "api",
         read_at=read_at,
         rules=rules,
         is_redirect=bool(page.get("redirect")),
@@ -138,6 +141,7 @@ def read_api(
     """Yield an Article for every candidate page of the live wiki (a Drop naming the page when
     its wikitext cannot be rendered within the page time limit)."""
     read_at = read_at or datetime.now(UTC).replace(microsecond=0)
+    rendered = settings.reader == "html"
     base, namespaces = client.siteinfo()
     rules = settings.rules(namespaces)
     titles = discover_titles(client, settings, namespaces.get(14) or "Category")
@@ -155,13 +159,13 @@ def read_api(
                 )
                 continue
             article, seconds = guarded(
-                partial(_to_article, client, page, base, rules, read_at),
+                partial(_to_article, client, page, base, rules, read_at, rendered),
                 limit_s=settings.page_time_limit_s,
                 page_id=page["pageid"],
                 title=page["title"],
                 namespace=page.get("ns", 0),
                 url=page_url(base, page["title"]),
-                reader="api",
+                reader=settings.reader,
             )
             if seconds > settings.slow_page_s:
                 log.warning("%s: page %r took %.1f s", settings.api.url, page["title"], seconds)

@@ -7,18 +7,23 @@ and what failed, and reading goes on.
 
 from __future__ import annotations
 
+import logging
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
 from urllib.parse import quote
 
 from builders.drops import Drop
 from builders.wikigen.records import Article
-from pipelines.sources.wiki_fidelity import fidelity
+from pipelines.errors import WikiApiError
+from pipelines.sources.wiki_fidelity import fidelity, judged, leftover_markup
+from pipelines.sources.wiki_html import html_headings, parse_html
 from pipelines.sources.wikitext import PageRules, parse_wikitext
+
+log = logging.getLogger(__name__)
 
 
 def page_url(base: str, title: str) -> str:
@@ -31,7 +36,8 @@ def build_article(
     page_id: int,
     title: str,
     namespace: int,
-    wikitext: str,
+    wikitext: str = "",
+    html: str = "",
     url: str,
     created_at: datetime | None,
     created_at_source: str,
@@ -44,12 +50,20 @@ def build_article(
     redirect_target: str = "",
     categories: list[str] | None = None,
 ) -> Article:
-    """Parse ``wikitext`` and assemble the record.
+    """Parse the page's ``wikitext``, or its rendered ``html`` when given, and assemble the
+    record.
 
-    ``categories`` overrides the explicit category links of the wikitext (the api reader passes
+    ``categories`` overrides the explicit category links of the page (the api reader passes
     the categories MediaWiki reports).
     """
-    parsed = parse_wikitext(wikitext, rules)
+    if html:
+        parsed = parse_html(html, rules)
+        texts = [parsed.summary, *(s.text for s in parsed.sections)]
+        judgement = judged(html_headings(html), parsed.headings, leftover_markup(texts))
+    else:
+        parsed = parse_wikitext(wikitext, rules)
+        texts = [parsed.summary, *(s.text for s in parsed.sections)]
+        judgement = fidelity(wikitext, parsed.headings, texts)
     target = redirect_target or parsed.redirect_target
     return Article(
         page_id=page_id,
@@ -75,9 +89,7 @@ def build_article(
         reader=reader,
         read_at=read_at,
         length_unit=rules.length_unit,
-        fidelity=fidelity(
-            wikitext, parsed.headings, [parsed.summary, *(s.text for s in parsed.sections)]
-        ),
+        fidelity=judgement,
     )
 
 
@@ -136,6 +148,8 @@ def guarded(
     except PageTimeout:
         detail = f"{where}: rendering took over the page time limit of {limit_s:g} s"
         result = page_drop("too_slow", detail, reader=reader, **page)
+    except WikiApiError as exc:
+        result = page_drop("unavailable", f"{where}: {exc}", reader=reader, **page)
     except RecursionError:
         detail = f"{where}: markup nested too deeply to render"
         result = page_drop("unparsable", detail, reader=reader, **page)
@@ -143,3 +157,14 @@ def guarded(
         detail = f"{where}: {type(exc).__name__}: {exc}"
         result = page_drop("unparsable", detail, reader=reader, **page)
     return result, time.perf_counter() - start
+
+
+def log_slow(
+    results: Iterable[tuple[Article | Drop, float]], slow_s: float, where: str
+) -> Iterator[Article | Drop]:
+    """Pass the records on, naming in the log every page that took longer than ``slow_s``."""
+    for result, seconds in results:
+        if seconds > slow_s:
+            title = result.title if isinstance(result, Article) else result.item_id
+            log.warning("%s: page %r took %.1f s to render", where, title, seconds)
+        yield result

@@ -27,7 +27,7 @@ from typing import TypeVar
 from builders.drops import Drop
 from builders.wikigen.records import Article
 from pipelines.errors import SourceFormatError
-from pipelines.sources.wiki_article import build_article, guarded, page_drop, page_url
+from pipelines.sources.wiki_article import build_article, guarded, log_slow, page_drop, page_url
 from pipelines.sources.wiki_languages import rules_for
 from pipelines.sources.wikitext import PageRules
 from pipelines.sources.xml_source import UNREADABLE, XmlSource, local, parse_timestamp
@@ -197,20 +197,13 @@ def read_dump(
                 path,
             )
 
-    def timed(results: Iterable[tuple[Article | Drop, float]]) -> Iterator[Article | Drop]:
-        for result, seconds in results:
-            if seconds > slow_page_s:
-                title = result.title if isinstance(result, Article) else result.item_id
-                log.warning("%s: page %r took %.1f s to render", path, title, seconds)
-            yield result
-
     if workers <= 1:
-        yield from timed(convert(job) for job in jobs())
+        yield from log_slow((convert(job) for job in jobs()), slow_page_s, str(path))
         return
     with multiprocessing.get_context("spawn").Pool(workers) as pool:
         for batch in _batched(jobs(), batch_pages):
             size = max(1, len(batch) // (4 * workers))
-            yield from timed(pool.map(convert, batch, chunksize=size))
+            yield from log_slow(pool.map(convert, batch, chunksize=size), slow_page_s, str(path))
 
 
 def _batched(items: Iterable[T], size: int) -> Iterator[list[T]]:

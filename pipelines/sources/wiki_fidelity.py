@@ -43,9 +43,14 @@ def fidelity(wikitext: str, headings: int, texts: Iterable[str]) -> Fidelity:
     """Compare the source's headings with the ``headings`` found, and look for markup left in
     the rendered ``texts`` beyond what the source shows verbatim; say why the page looks
     suspect, if it does."""
-    expected = source_headings(wikitext)
     left = leftover_markup(texts)
     left = left[: max(0, len(left) - verbatim_markup(wikitext))] if "<" in wikitext else left
+    return judged(source_headings(wikitext), headings, left)
+
+
+def judged(expected: int, headings: int, left: list[str]) -> Fidelity:
+    """The fidelity of a page whose source has ``expected`` headings, ``headings`` of them
+    found, with the markup tokens ``left`` in its text."""
     reasons = []
     if headings != expected:
         reasons.append(f"{headings} of {expected} headings found")

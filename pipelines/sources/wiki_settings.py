@@ -68,11 +68,45 @@ class ApiSettings(Strict):
     timeout_s: float = Field(30.0, gt=0)
 
 
+class HtmlSettings(Strict):
+    """Settings of the ``html`` reader: rendered pages, live or from an Enterprise HTML dump."""
+
+    source: Literal["rest", "enterprise"] = Field(
+        "rest",
+        description=(
+            "'rest': candidates as the api reader finds them, each rendered by the wiki's REST "
+            "API (rest.php/v1/page/{title}/html); 'enterprise': every article of a Wikimedia "
+            "Enterprise HTML dump (NDJSON) at path."
+        ),
+    )
+    path: InputFile | None = Field(None, description="Enterprise HTML dump, plain, .bz2 or .gz.")
+    creation_dates: Literal["log", "api"] = Field(
+        "api",
+        description=(
+            "Enterprise dumps carry no creation date: 'log' reads a page-creation log dump "
+            "(log_path), 'api' asks wiki.api.url about candidate pages only."
+        ),
+    )
+    log_path: InputFile | None = None
+    snapshot_at: AwareDatetime | None = Field(
+        None, description="When the dump was taken; each record's read_at. Unset: now."
+    )
+
+    @model_validator(mode="after")
+    def _paths(self) -> HtmlSettings:
+        if self.source == "enterprise" and self.path is None:
+            raise ValueError("source 'enterprise' needs path (an Enterprise HTML dump)")
+        if self.source == "enterprise" and self.creation_dates == "log" and not self.log_path:
+            raise ValueError("creation_dates 'log' needs log_path (a page-creation log dump)")
+        return self
+
+
 class WikiSettings(EventSelection):
     """The ``wiki`` stage: which reader, and which pages count as fresh events."""
 
-    reader: Literal["dump", "api"] = "dump"
+    reader: Literal["dump", "api", "html"] = "dump"
     dump: DumpSettings | None = None
+    html: HtmlSettings = Field(default_factory=HtmlSettings)
     api: ApiSettings = Field(default_factory=ApiSettings)
     language: str = Field(
         "en",
@@ -139,7 +173,15 @@ class WikiSettings(EventSelection):
     def _reader_configured(self) -> WikiSettings:
         if self.reader == "dump" and self.dump is None:
             raise ValueError("reader 'dump' needs a 'dump' section with a path")
-        uses_api = self.reader == "api" or (self.dump and self.dump.creation_dates == "api")
+        uses_api = (
+            self.reader == "api"
+            or (self.reader == "dump" and self.dump and self.dump.creation_dates == "api")
+            or (self.reader == "html" and self.html.source == "rest")
+            or (self.reader == "html" and self.html.creation_dates == "api")
+        )
         if uses_api and not self.api.contact:
-            raise ValueError("the api reader needs api.contact for its User-Agent")
+            raise ValueError(
+                f"reader {self.reader!r} asks the MediaWiki API, which needs api.contact for "
+                "its User-Agent"
+            )
         return self

@@ -244,10 +244,10 @@ def _orphans(text: str) -> str:
 
 def _render(code: Wikicode) -> str:
     text = _MAGIC_WORD_RE.sub("", code.strip_code(normalize=True, collapse=True))
-    return _tidy(_orphans(_QUOTE_RUN_RE.sub(_quotes, text)))
+    return tidy(_orphans(_QUOTE_RUN_RE.sub(_quotes, text)))
 
 
-def _tidy(text: str) -> str:
+def tidy(text: str) -> str:
     lines = [_SPACES_RE.sub(" ", line).strip() for line in text.splitlines()]
     return _BLANK_LINES_RE.sub("\n\n", "\n".join(lines)).strip()
 
@@ -265,7 +265,7 @@ def plain_text(code: Wikicode | str, hidden_link_namespaces: Iterable[str] = ())
     inline templates such as ``{{convert}}`` rendered, every other template dropped."""
     text = str(code)
     if not _MARKUP_RE.search(text):
-        return _tidy(text)  # nothing to parse: most citation and infobox values
+        return tidy(text)  # nothing to parse: most citation and infobox values
     code = parse(text)
     _clean(code, _hidden_namespaces(hidden_link_namespaces))
     return _render(code)
@@ -308,12 +308,12 @@ def _infobox(code: Wikicode, rules: PageRules) -> tuple[str, dict[str, str]]:
         if prefix:
             hidden = set(rules.hidden_namespaces)
             values = ((str(p.name).strip(), _text(p.value, hidden)) for p in template.params)
-            fields = {name: _one_line(v) for name, v in values if name and v}
+            fields = {name: one_line(v) for name, v in values if name and v}
             return name[len(prefix) :].strip().casefold(), fields
     return "", {}
 
 
-def _one_line(value: str) -> str:
+def one_line(value: str) -> str:
     """An infobox value on one line: its non-empty lines joined by ``; ``."""
     return "; ".join(line for line in value.splitlines() if line.strip())
 
@@ -391,6 +391,12 @@ def references(code: Wikicode) -> list[Reference]:
         _reference(tag) for tag in code.filter_tags(matches=lambda n: str(n.tag).lower() == "ref")
     ]
     candidates += [_cite_reference(t) for t in _in_source_sections(code)]
+    return distinct_references(candidates)
+
+
+def distinct_references(candidates: Iterable[Reference | None]) -> list[Reference]:
+    """The citations in order of first use, each once (by name, else URL, else text); reuses
+    and citations with neither URL nor text left out."""
     found: list[Reference] = []
     seen: set[str] = set()
     for ref in candidates:

@@ -28,10 +28,12 @@ def _articles(settings: WikiSettings) -> tuple[Iterator[Article | Drop], Lookup 
     """Return the configured reader and, when the reader cannot date pages, a date look-up."""
     from pipelines.sources.mediawiki_client import MediaWikiClient
 
-    if settings.reader == "api":
+    if settings.reader == "api" or (settings.reader == "html" and settings.html.source == "rest"):
         from pipelines.sources.wiki_api import read_api
 
         return read_api(MediaWikiClient(settings.api), settings), None
+    if settings.reader == "html":
+        return _enterprise(settings)
     from pipelines.sources.wiki_dump import read_dump
 
     dump = settings.dump
@@ -58,6 +60,29 @@ def _articles(settings: WikiSettings) -> tuple[Iterator[Article | Drop], Lookup 
     if dump.creation_dates == "api":
         return pages, MediaWikiClient(settings.api).first_revision_time
     return pages, None
+
+
+def _enterprise(settings: WikiSettings) -> tuple[Iterator[Article | Drop], Lookup | None]:
+    """An Enterprise HTML dump's articles, and how candidates get their creation dates."""
+    from pipelines.sources.mediawiki_client import MediaWikiClient
+    from pipelines.sources.wiki_article import log_slow
+    from pipelines.sources.wiki_enterprise import read_enterprise
+
+    html = settings.html
+    assert html.path is not None  # guaranteed by HtmlSettings validation
+    read = read_enterprise(
+        html.path,
+        settings.rules(),
+        read_at=html.snapshot_at,
+        page_time_limit_s=settings.page_time_limit_s,
+    )
+    pages = log_slow(read, settings.slow_page_s, str(html.path))
+    if html.creation_dates == "log":
+        from pipelines.sources.creation_log import read_creation_log
+
+        assert html.log_path is not None
+        return pages, read_creation_log(html.log_path, since=window_bounds(settings)[0]).get
+    return pages, MediaWikiClient(settings.api).first_revision_time
 
 
 def run_wiki(settings: WikiSettings, *, out: Path) -> StageStats:
