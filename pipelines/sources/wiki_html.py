@@ -17,12 +17,12 @@ from urllib.parse import unquote
 import lxml.html
 from lxml.html import HtmlElement
 
-from builders.text import text_length
 from builders.wikigen.records import ExternalLink, Reference, Section
 from pipelines.sources.wikitext import (
     TEMPLATE_NAMESPACES,
     PageRules,
     ParsedPage,
+    assembled,
     distinct_references,
     one_line,
     page_name,
@@ -174,7 +174,7 @@ def _sections(body: HtmlElement) -> Iterator[tuple[int, str, HtmlElement]]:
             yield 0, "", section
 
 
-def _own_text(section: HtmlElement, hidden: set[HtmlElement]) -> str:
+def _own_text(section: HtmlElement) -> str:
     """The text of a section without its heading and its subsections."""
     copy = lxml.html.fromstring(lxml.html.tostring(section, encoding="unicode"))
     for node in copy.xpath("./section | ./h1 | ./h2 | ./h3 | ./h4 | ./h5 | ./h6"):
@@ -196,7 +196,7 @@ def parse_html(html: str, rules: PageRules | None = None) -> ParsedPage:
     skip_level = headings = 0
     for level, title, element in _sections(body):
         if level == 0:
-            summary = _own_text(element, set())
+            summary = _own_text(element)
             continue
         headings += 1
         if title.casefold() in rules.external_links:
@@ -208,9 +208,9 @@ def parse_html(html: str, rules: PageRules | None = None) -> ParsedPage:
             continue
         skip_level = level if title.casefold() in rules.skip_sections else 0
         if not skip_level:
-            sections.append(Section(level, title, _own_text(element, set())))
-    bodies = [s.text for s in sections]
-    return ParsedPage(
+            sections.append(Section(level, title, _own_text(element)))
+    return assembled(
+        rules,
         redirect_target="",
         categories=categories,
         templates=templates,
@@ -218,8 +218,6 @@ def parse_html(html: str, rules: PageRules | None = None) -> ParsedPage:
         infobox=infobox,
         summary=summary,
         sections=sections,
-        outline=[s.title for s in sections],
-        word_count=sum(text_length(t, rules.length_unit) for t in [summary, *bodies]),
         references=references,
         external_links=links,
         headings=headings,

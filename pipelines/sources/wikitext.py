@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import mwparserfromhell
 from mwparserfromhell.nodes import (
@@ -470,8 +470,8 @@ def parse_wikitext(text: str, rules: PageRules | None = None) -> ParsedPage:
             _clean(body, hidden)
             sections.append(Section(first.level, title, _render(body)))
 
-    bodies = [s.text for s in sections]
-    return ParsedPage(
+    return assembled(
+        rules,
         redirect_target=page_name(match.group(1)) if match else "",
         categories=categories,
         templates=templates,
@@ -479,9 +479,21 @@ def parse_wikitext(text: str, rules: PageRules | None = None) -> ParsedPage:
         infobox=infobox,
         summary=summary,
         sections=sections,
-        outline=[s.title for s in sections],
-        word_count=sum(text_length(t, rules.length_unit) for t in [summary, *bodies]),
         references=references_found,
         external_links=ext_links,
         headings=headings,
+    )
+
+
+def assembled(
+    rules: PageRules, *, summary: str, sections: list[Section], **parts: Any
+) -> ParsedPage:
+    """The parsed page, its outline and its length (in the rules' unit) made from its parts."""
+    texts = [summary, *(s.text for s in sections)]
+    return ParsedPage(
+        summary=summary,
+        sections=sections,
+        outline=[s.title for s in sections],
+        word_count=sum(text_length(t, rules.length_unit) for t in texts),
+        **parts,
     )

@@ -18,20 +18,9 @@ from pipelines.sources.wiki_api import discover_titles, read_api
 from pipelines.sources.wiki_dump import read_dump
 from pipelines.sources.wiki_settings import ApiSettings, DumpSettings, WikiSettings
 from pipelines.stages.wiki import run_wiki
-from tests.support.mediawiki import MediaWikiServer
-from tests.support.snapshot import ROOT, SNAPSHOT_EVENTS, SNAPSHOT_TRAPS, SNAPSHOT_XML
+from tests.support.snapshot import SNAPSHOT_EVENTS, SNAPSHOT_TRAPS, SNAPSHOT_XML
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture(scope="module")
-def wiki(tmp_path_factory: pytest.TempPathFactory):
-    """A real MediaWiki on 127.0.0.1 holding the snapshot; stopped by process group."""
-    server = MediaWikiServer(
-        SNAPSHOT_XML, tmp_path_factory.mktemp("mediawiki"), ROOT / ".cache" / "mediawiki"
-    )
-    with server:
-        yield server
 
 
 def _api_settings(base: WikiSettings, url: str) -> WikiSettings:

@@ -17,19 +17,9 @@ from pipelines.sources.wiki_dump import read_dump
 from pipelines.sources.wiki_enterprise import read_enterprise
 from pipelines.sources.wiki_settings import ApiSettings, HtmlSettings, WikiSettings
 from pipelines.stages.wiki import run_wiki
-from tests.support.mediawiki import MediaWikiServer
-from tests.support.snapshot import ROOT, SNAPSHOT_EVENTS, SNAPSHOT_XML
+from tests.support.snapshot import SNAPSHOT_EVENTS, SNAPSHOT_XML
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture(scope="module")
-def wiki(tmp_path_factory: pytest.TempPathFactory):
-    server = MediaWikiServer(
-        SNAPSHOT_XML, tmp_path_factory.mktemp("mediawiki"), ROOT / ".cache" / "mediawiki"
-    )
-    with server:
-        yield server
 
 
 def _live(base: WikiSettings, url: str, reader: str) -> WikiSettings:
