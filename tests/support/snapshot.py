@@ -29,6 +29,7 @@ SNAPSHOT_TRAPS = {
     "Mira Castellane": "biography",
     "The Glass Harbour": "not_event",
     "2026 Ostrel ferry fire": "too_short",
+    "2026 Brannock dockworkers' strike": "too_short",
     "2026 Valdran general strike": "too_long",
     "Lantern Tide": "disambiguation",
     "Korvenna tramway strike": "redirect",

@@ -209,3 +209,26 @@ def test_truncated_creation_log_names_the_file(tmp_path):
     log_path.write_bytes(_cut(gzip.compress(LOG.encode())))
     with pytest.raises(SourceFormatError, match=r"logging\.xml\.gz: truncated or corrupt \.gz"):
         read_creation_log(log_path, since=datetime(2026, 1, 1, tzinfo=UTC))
+
+
+def test_the_snapshot_page_of_real_world_constructs_renders_cleanly():
+    """The snapshot's page written with what real articles carry (see snapshot/wiki/README.md)."""
+    page = next(a for a in _read(SNAPSHOT_XML) if a.title == "2026 Brannock dockworkers' strike")
+    assert page.summary.startswith(
+        "The 2026 Brannock dockworkers' strike (Swedish: Brannockstrejken) was a stoppage of "
+        "work by about 1,900 dock workers along 3.2 km of quays at the Port of Brannock from "
+        "9–21 February 2026."
+    )
+    assert "2.4 × 10^6 tonnes" in page.summary
+    # the unclosed '' before "Background" swallows no heading
+    assert page.outline == ["Background", "Strike", "First week", "Talks", "Settlement"]
+    assert page.fidelity.source_headings == page.fidelity.headings == 7
+    assert not page.fidelity.suspect
+    text = "\n".join([page.summary, *(s.text for s in page.sections)])
+    assert "About 2/3 of the workforce" in text and "(c. 1961–)" in text
+    assert "{{placeholder}}" in text  # <nowiki> shows markup as text, on purpose
+    assert "thumb" not in text and "Ships waiting" not in text and "()" not in text
+    assert page.infobox["date"] == "9 February 2026 – 21 February 2026"
+    assert page.infobox["leadfigures1"] == "Aino Rask; Tomas Verhoek"
+    assert [r.name for r in page.references] == ["herald", "", ""]
+    assert all(r.url.startswith("https://www.") for r in page.references)
