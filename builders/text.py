@@ -139,6 +139,15 @@ def tokens(text: str, language: str = "en") -> list[str]:
     return [s for s in cleaned if s]
 
 
+CHARACTER_LANGUAGES = frozenset({"zh", "ja"})
+"""Languages written without spaces between words, measured in characters (as LV-Eval does)."""
+
+
+def length_unit(language: str) -> Literal["words", "characters"]:
+    """How text in ``language`` (a code such as ``zh-Hant`` or ``en``) is measured."""
+    return "characters" if language.split("-")[0].lower() in CHARACTER_LANGUAGES else "words"
+
+
 def text_length(text: str, unit: Literal["words", "characters"] = "words") -> int:
     """Whitespace-separated words, or characters not counting whitespace."""
     return len(text.split()) if unit == "words" else sum(len(w) for w in text.split())

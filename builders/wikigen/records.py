@@ -260,6 +260,7 @@ class WebDocument:
     title: str = ""
     text: str = ""
     word_count: int = 0
+    length_unit: str = "words"
     date: str = ""
     language: str = ""
     content_hash: str = ""
@@ -288,6 +289,7 @@ DOCUMENT_SCHEMA = pa.schema(
         pa.field("title", pa.string()),
         pa.field("text", pa.string()),
         pa.field("word_count", pa.int32()),
+        pa.field("length_unit", pa.string()),
         pa.field("date", pa.string()),
         pa.field("language", pa.string()),
         pa.field("content_hash", pa.string()),

@@ -24,6 +24,7 @@ from typing import Literal
 from pydantic import Field, StrictBool, StrictInt
 
 from builders.settings import Strict
+from builders.text import length_unit, text_length
 from pipelines.errors import BenchsmithError
 
 log = logging.getLogger(__name__)
@@ -98,6 +99,8 @@ class Extraction:
     language: str = ""
     """From trafilatura's metadata, else the page's ``<html lang>``; empty when unknown."""
     word_count: int = 0
+    length_unit: str = "words"
+    """What ``word_count`` counts: characters for Chinese and Japanese pages, else words."""
 
 
 Extractor = Callable[[str, str | bytes, str, ExtractSettings], Extraction]
@@ -157,16 +160,19 @@ def extract_one(
 def finished(doc_id: str, text: str, settings: ExtractSettings, **metadata: str) -> Extraction:
     """An extraction of ``text``: ``ok``, or ``too_short`` under ``settings.min_words``.
 
-    Plain-text documents come straight here, with nothing to extract.
+    Chinese and Japanese pages are measured in characters, others in words. Plain-text
+    documents come straight here, with nothing to extract.
     """
-    words = len(text.split())
-    short = words < settings.min_words
+    unit = length_unit(metadata.get("language", ""))
+    length = text_length(text, unit)
+    short = length < settings.min_words
     return Extraction(
         doc_id=doc_id,
         status="too_short" if short else "ok",
-        reason=f"{words} words, under min_words {settings.min_words}" if short else "",
+        reason=f"{length} {unit}, under min_words {settings.min_words}" if short else "",
         text=text,
-        word_count=words,
+        word_count=length,
+        length_unit=unit,
         **metadata,
     )
 

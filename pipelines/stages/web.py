@@ -121,6 +121,7 @@ def _settle(
         text=extracted.text,
         title=extracted.title or doc.title,
         word_count=extracted.word_count,
+        length_unit=extracted.length_unit,
         date=extracted.date,
         language=extracted.language,
         content_hash=content_hash(extracted.text) if extracted.text else "",

@@ -233,3 +233,24 @@ def test_settings_forbid_unknown_keys_and_zero_workers():
         ExtractSettings(min_word=10)
     with pytest.raises(ValidationError):
         ExtractSettings(workers=0)
+
+
+def test_chinese_pages_are_measured_in_characters_and_say_so() -> None:
+    sentence = "暴雨持续了三天，河水漫过堤坝，淹没了低洼地区的农田和房屋。"
+    page = (
+        "<html lang='zh'><head><title>洪水</title></head><body><article><h1>洪水</h1>"
+        f"<p>{sentence * 6}</p></article></body></html>"
+    )
+    done = extract_one("zh", page, "https://news.example/zh", ExtractSettings())
+    assert (done.status, done.length_unit) == ("ok", "characters")
+    assert done.word_count == len("洪水") + len(sentence) * 6  # the heading and the text
+    short = extract_one("zh", page, "https://news.example/zh", ExtractSettings(min_words=500))
+    assert short.status == "too_short"
+    assert short.reason == f"{done.word_count} characters, under min_words 500"
+    english = extract_one(
+        "en",
+        page.replace("lang='zh'", "lang='en'").replace(sentence, "Rain fell. "),
+        "https://news.example/en",
+        ExtractSettings(min_words=1),
+    )
+    assert english.length_unit == "words"
