@@ -24,7 +24,7 @@ from pipelines.llm.cache import ResponseCache
 from pipelines.llm.prompts import PromptLibrary
 from pipelines.llm.records import ChatRequest, ChatResponse, Message
 from pipelines.llm.settings import LLMSettings
-from pipelines.llm.structured import AnswerError, Check, parse_answer
+from pipelines.llm.structured import AnswerError, Check, TextAnswer, answer_schema, parse_answer
 from pipelines.llm.usage import LLMUsage
 from pipelines.progress import progress_iter
 from pipelines.retry import RetryPolicy
@@ -98,17 +98,25 @@ class LLMClient:
             backend = TemplateBackend(responders or {})
         return cls(settings, backend, cache=ResponseCache(settings.cache), prompts=prompts)
 
-    def request(self, prompt: str, variables: Mapping[str, Any]) -> ChatRequest:
-        """Render ``prompt`` with ``variables`` and the configured call parameters."""
+    def request(
+        self, prompt: str, variables: Mapping[str, Any], answer: type | None = None
+    ) -> ChatRequest:
+        """Render ``prompt`` with ``variables`` and the configured call parameters; a
+        structured ``answer`` model goes along as the response format asks."""
         self._prompts_used.add(prompt)
         s = self.settings
+        structured = answer is not None and answer is not TextAnswer
+        fmt = s.response_format if structured else "none"
+        schema = answer_schema(answer) if fmt == "json_schema" and answer is not None else None
         return self.prompts.render(
             prompt,
             variables,
             temperature=s.temperature,
             max_tokens=s.max_tokens,
             seed=s.seed,
-            json_mode=s.json_mode,
+            response_format=fmt,
+            schema_name=answer.__name__ if schema is not None and answer is not None else "",
+            schema=schema,
         )
 
     def chat(self, request: ChatRequest) -> ChatResponse:
@@ -165,7 +173,7 @@ class LLMClient:
         An exception raised while parsing or checking the answer (a bug in ``ask.check`` or the
         schema) fails the item at once, with the exception's type and message as the reason.
         """
-        request = self.request(ask.prompt, ask.variables)
+        request = self.request(ask.prompt, ask.variables, ask.schema)
         self.usage.add(ask.prompt, asks=1)
         raw = ""
         for attempt in range(self.settings.reasks + 1):
@@ -219,10 +227,14 @@ class LLMClient:
     def stats(self) -> dict[str, Any]:
         """The ``llm`` block for the stage's ``stats.json``."""
         s = self.settings
-        return self.usage.to_dict(
+        block = self.usage.to_dict(
             backend=self.backend.name,
             model=self.backend.model,
             input_cost_per_mtok=s.input_cost_per_mtok,
             output_cost_per_mtok=s.output_cost_per_mtok,
             prompt_versions={p: self.prompts.digest(p) for p in self._prompts_used},
         )
+        block["response_format"] = s.response_format
+        if self.backend.fallback:
+            block["response_format_fallback"] = self.backend.fallback
+        return block

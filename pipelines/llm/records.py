@@ -32,19 +32,32 @@ class ChatRequest:
     temperature: float = 0.0
     max_tokens: int = 1024
     seed: int = 0
-    json_mode: bool = False
+    response_format: str = "none"
+    """``none``, ``json_object`` or ``json_schema`` (with :attr:`schema`)."""
+    schema_name: str = ""
+    schema: Mapping[str, Any] | None = field(default=None, compare=False)
+    """The answer's JSON schema, sent with ``json_schema``."""
+
+    @property
+    def json_mode(self) -> bool:
+        """Whether the answer is asked for as JSON (``json_object`` or ``json_schema``)."""
+        return self.response_format != "none"
 
     def cache_key(self, backend: str, model: str) -> str:
-        """A hash of everything that shapes the answer: backend, model, messages, params, seed."""
+        """A hash of everything that shapes the answer: backend, model, messages, params, seed,
+        and the answer's schema when one is sent."""
+        params: dict[str, Any] = {
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+            "json_mode": self.response_format == "json_object",
+        }
+        if self.response_format == "json_schema":
+            params["json_schema"] = {"name": self.schema_name, "schema": self.schema}
         payload = {
             "backend": backend,
             "model": model,
             "messages": [[m.role, m.content] for m in self.messages],
-            "params": {
-                "temperature": self.temperature,
-                "max_tokens": self.max_tokens,
-                "json_mode": self.json_mode,
-            },
+            "params": params,
             "seed": self.seed,
         }
         blob = json.dumps(payload, sort_keys=True, ensure_ascii=False).encode()
@@ -59,7 +72,9 @@ class ChatRequest:
             temperature=self.temperature,
             max_tokens=self.max_tokens,
             seed=self.seed,
-            json_mode=self.json_mode,
+            response_format=self.response_format,
+            schema_name=self.schema_name,
+            schema=self.schema,
         )
 
 

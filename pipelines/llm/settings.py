@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, StrictInt
+from pydantic import Field, StrictInt, model_validator
 
 from builders.settings import Strict
 from pipelines.paths import ProjectPath
@@ -36,11 +36,14 @@ class LLMSettings(Strict):
     temperature: float = Field(0.0, ge=0, le=2)
     max_tokens: StrictInt = Field(1024, gt=0, description="Completion cap per call, in tokens.")
     seed: StrictInt = Field(0, description="Sent to the server and part of every cache key.")
-    json_mode: bool = Field(
-        False,
+    response_format: Literal["none", "json_object", "json_schema"] = Field(
+        "none",
         description=(
-            "Send response_format json_object. Off by default: not every server supports it, and "
-            "answers are parsed and validated either way."
+            "What structured asks send as response_format: nothing; json_object (JSON mode); "
+            "or json_schema, the answer model's JSON schema, which OpenAI, vLLM, SGLang, "
+            "llama.cpp and Ollama enforce (a server that refuses it gets json_object instead, "
+            "once, and stats.json says so). Answers are parsed, validated and checked in "
+            "every case: a schema guarantees shape, not content."
         ),
     )
     concurrency: StrictInt = Field(4, gt=0, description="Calls in flight at once.")
@@ -51,6 +54,17 @@ class LLMSettings(Strict):
     reasks: StrictInt = Field(
         2, ge=0, description="Re-asks with the validation error after an unusable answer."
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _renamed(cls, data: object) -> object:
+        if isinstance(data, dict) and "json_mode" in data:
+            raise ValueError(
+                "llm.json_mode is now llm.response_format: json_object for true, none for "
+                "false, or json_schema to send each answer's schema"
+            )
+        return data
+
     cache: ProjectPath = Field(
         Path(".cache/llm/responses.sqlite"),
         description=(

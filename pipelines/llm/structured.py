@@ -74,3 +74,38 @@ def parse_answer(text: str, schema: type[T], check: Check | None = None) -> T:
     if check is not None and (problem := check(answer)):
         raise AnswerError(problem)
     return answer
+
+
+def answer_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """The JSON schema of an answer model, as sent with ``response_format: json_schema``.
+
+    Every object is closed (``additionalProperties: false``) in what is sent, so a constrained
+    decoder cannot invent keys; validation of the reply is unchanged (extra keys are ignored).
+    """
+    return _closed(model.model_json_schema())
+
+
+def _closed(schema: Any) -> Any:
+    if isinstance(schema, dict):
+        closed = {k: _closed(v) for k, v in schema.items()}
+        if closed.get("type") == "object" and "additionalProperties" not in closed:
+            closed["additionalProperties"] = False
+        return closed
+    if isinstance(schema, list):
+        return [_closed(v) for v in schema]
+    return schema
+
+
+def is_strict(schema: Any) -> bool:
+    """Whether OpenAI's ``strict: true`` accepts ``schema``: every object closed
+    (``additionalProperties: false``) with every property required, at any depth."""
+    if isinstance(schema, dict):
+        if schema.get("type") == "object" or "properties" in schema:
+            properties = schema.get("properties", {})
+            closed = schema.get("additionalProperties") is False
+            if not closed or set(schema.get("required", [])) != set(properties):
+                return False
+        return all(is_strict(v) for v in schema.values())
+    if isinstance(schema, list):
+        return all(is_strict(v) for v in schema)
+    return True

@@ -31,6 +31,8 @@ class Backend(ABC):
     model: str
     cacheable: bool = True
     """Whether answers go to the response cache (not for free, deterministic backends)."""
+    fallback: str = ""
+    """Set when the server refused a response format and another was used: what and why."""
 
     @abstractmethod
     def complete(self, request: ChatRequest) -> ChatResponse:

@@ -14,6 +14,7 @@ from pipelines.errors import LLMError
 from pipelines.llm.backends.base import Backend, CallFailed, TransientError, estimate_tokens
 from pipelines.llm.records import ChatRequest, ChatResponse
 from pipelines.llm.settings import LLMSettings
+from pipelines.llm.structured import is_strict
 from pipelines.retry import retry_after_s
 
 log = logging.getLogger(__name__)
@@ -44,6 +45,20 @@ class OpenAIBackend(Backend):
         )
 
     def complete(self, request: ChatRequest) -> ChatResponse:
+        fmt = request.response_format
+        if fmt == "json_schema" and not self.fallback:
+            try:
+                return self._complete(request, _json_schema(request))
+            except CallFailed as exc:
+                if not _refuses_schema(exc.reason):
+                    raise
+                self.fallback = f"json_schema refused ({exc.reason}); json_object sent instead"
+                log.warning("%s: %s", self.base_url, self.fallback)
+        if fmt in ("json_schema", "json_object"):
+            return self._complete(request, {"type": "json_object"})
+        return self._complete(request, None)
+
+    def _complete(self, request: ChatRequest, response_format: dict | None) -> ChatResponse:
         import openai
 
         options: dict[str, Any] = {
@@ -51,8 +66,8 @@ class OpenAIBackend(Backend):
             "max_tokens": request.max_tokens,
             "seed": request.seed,
         }
-        if request.json_mode:
-            options["response_format"] = {"type": "json_object"}
+        if response_format is not None:
+            options["response_format"] = response_format
         try:
             reply = self._client.chat.completions.create(
                 model=self.model,
@@ -86,6 +101,28 @@ class OpenAIBackend(Backend):
             return ChatResponse(text, usage.prompt_tokens, usage.completion_tokens or 0)
         prompt_text = " ".join(m.content for m in request.messages)
         return ChatResponse(text, estimate_tokens(prompt_text), estimate_tokens(text))
+
+
+def _json_schema(request: ChatRequest) -> dict[str, Any]:
+    """The ``response_format`` of OpenAI's structured outputs for the request's schema."""
+    schema = dict(request.schema or {})
+    return {
+        "type": "json_schema",
+        "json_schema": {
+            "name": request.schema_name or "answer",
+            "schema": schema,
+            "strict": is_strict(schema),
+        },
+    }
+
+
+def _refuses_schema(reason: str) -> bool:
+    """Whether a refused call names the structured-output parameter (an HTTP 400 such as
+    ``Unsupported parameter: 'response_format.json_schema'``)."""
+    lowered = reason.lower()
+    return reason.startswith("HTTP 400") and (
+        "json_schema" in lowered or "response_format" in lowered
+    )
 
 
 def _message(exc: Any) -> str:

@@ -1,0 +1,131 @@
+"""Schema-constrained answers: what goes to the server as ``response_format``, how the schema
+shapes the cache key, and the one fallback when a server refuses ``json_schema``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from pipelines.llm import Ask, LLMClient, LLMSettings, PromptLibrary, ResponseCache
+from pipelines.llm.backends.openai_api import OpenAIBackend
+from pipelines.llm.structured import TextAnswer, is_strict
+from tests.pipelines.llm.conftest import settings_for
+from tests.support.openai_server import openai_server
+
+GOOD = '{"colours": ["red", "green", "blue"]}'
+
+
+class Colours(BaseModel):
+    """A closed answer: OpenAI's strict mode accepts its schema."""
+
+    model_config = ConfigDict(extra="forbid")
+    colours: list[str] = Field(min_length=1, max_length=8)
+
+
+class LooseColours(BaseModel):
+    colours: list[str]
+    note: str = ""
+
+
+def _client(url: str, tmp_path: Path, prompts: PromptLibrary, fmt: str) -> LLMClient:
+    settings = settings_for(url, tmp_path, response_format=fmt)
+    return LLMClient(
+        settings, OpenAIBackend(settings), cache=ResponseCache(settings.cache), prompts=prompts
+    )
+
+
+def _ask(schema: type[BaseModel] = Colours, topic: str = "sea") -> Ask[Any]:
+    return Ask("t/pick", {"n": 3, "topic": topic}, schema)
+
+
+@pytest.mark.parametrize(
+    ("fmt", "sent"),
+    [("none", None), ("json_object", {"type": "json_object"})],
+)
+def test_none_and_json_object_send_what_they_name(tmp_path, prompts, fmt, sent) -> None:
+    with openai_server(lambda body, n: GOOD) as (url, seen):
+        outcome = _client(url, tmp_path, prompts, fmt).ask(_ask())
+    assert outcome.ok
+    assert seen.bodies[0].get("response_format") == sent
+
+
+def test_json_schema_sends_the_answer_models_schema(tmp_path, prompts) -> None:
+    with openai_server(lambda body, n: GOOD) as (url, seen):
+        client = _client(url, tmp_path, prompts, "json_schema")
+        assert client.ask(_ask(Colours)).ok
+        assert client.ask(_ask(LooseColours)).ok
+        assert client.ask(Ask("t/pick", {"n": 1, "topic": "prose"}, TextAnswer)).value
+    strict, loose, prose = (b.get("response_format") for b in seen.bodies)
+    assert strict["type"] == "json_schema"
+    assert strict["json_schema"]["name"] == "Colours"
+    assert strict["json_schema"]["schema"] == Colours.model_json_schema()
+    assert strict["json_schema"]["schema"]["properties"]["colours"]["maxItems"] == 8
+    assert strict["json_schema"]["strict"] is True
+    # every object is closed in what is sent; an optional field still rules out strict mode
+    assert loose["json_schema"]["schema"]["additionalProperties"] is False
+    assert loose["json_schema"]["strict"] is False
+    assert prose is None  # a prose answer has no schema to send
+    assert client.stats()["response_format"] == "json_schema"
+
+
+def test_the_schema_is_part_of_the_cache_key(tmp_path, prompts) -> None:
+    with openai_server(lambda body, n: GOOD) as (url, seen):
+        client = _client(url, tmp_path, prompts, "json_schema")
+        client.ask(_ask(Colours))
+        client.ask(_ask(Colours))  # the same question and schema: from the cache
+        client.ask(_ask(LooseColours))  # the same messages, another schema: asked
+    assert seen.count == 2
+    assert client.stats()["cache_hits"] == 1
+
+
+def test_a_server_refusing_json_schema_gets_json_object_once_and_the_run_says_so(
+    tmp_path, prompts
+) -> None:
+    def reply(body: dict, n: int):
+        if body.get("response_format", {}).get("type") == "json_schema":
+            message = "Unsupported parameter: 'response_format.json_schema'"
+            return 400, {}, json.dumps({"error": {"message": message}})
+        return GOOD
+
+    with openai_server(reply) as (url, seen):
+        client = _client(url, tmp_path, prompts, "json_schema")
+        outcomes = [client.ask(_ask(topic=t)) for t in ("sea", "sky", "land")]
+    assert all(o.ok for o in outcomes)
+    kinds = [b.get("response_format", {}).get("type") for b in seen.bodies]
+    assert kinds == ["json_schema", "json_object", "json_object", "json_object"]
+    stats = client.stats()
+    assert "json_schema refused (HTTP 400" in stats["response_format_fallback"]
+    assert stats["failed"] == 0
+
+
+def test_another_400_is_not_taken_for_a_refused_schema(tmp_path, prompts) -> None:
+    def reply(body: dict, n: int):
+        return 400, {}, '{"error": {"message": "messages: too long"}}'
+
+    with openai_server(reply) as (url, seen):
+        client = _client(url, tmp_path, prompts, "json_schema")
+        outcome = client.ask(_ask())
+    assert not outcome.ok and "HTTP 400" in outcome.error
+    assert seen.count == 1 and "response_format_fallback" not in client.stats()
+
+
+def test_the_old_json_mode_key_names_its_new_home() -> None:
+    with pytest.raises(ValidationError, match=r"llm.json_mode is now llm.response_format"):
+        LLMSettings.model_validate({"json_mode": True})
+
+
+def test_strictness_follows_openais_rules() -> None:
+    assert is_strict(Colours.model_json_schema())
+    assert not is_strict(LooseColours.model_json_schema())
+    assert LooseColours.model_validate({"colours": ["red"], "extra": 1})  # validation unchanged
+    nested = {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["a"],
+        "properties": {"a": {"type": "object", "properties": {"b": {"type": "string"}}}},
+    }
+    assert not is_strict(nested)  # the inner object is open
