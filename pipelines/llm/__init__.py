@@ -6,7 +6,7 @@ from pipelines.llm.client import Ask, LLMClient, Outcome
 from pipelines.llm.prompts import PromptLibrary
 from pipelines.llm.records import ChatRequest, ChatResponse, Message
 from pipelines.llm.settings import LLMSettings
-from pipelines.llm.structured import AnswerError, TextAnswer, find_json, parse_answer
+from pipelines.llm.structured import AnswerError, Limits, TextAnswer, find_json, parse_answer
 
 __all__ = [
     "AnswerError",
@@ -17,6 +17,7 @@ __all__ = [
     "ChatResponse",
     "LLMClient",
     "LLMSettings",
+    "Limits",
     "Message",
     "Outcome",
     "PromptLibrary",

@@ -24,7 +24,15 @@ from pipelines.llm.cache import ResponseCache
 from pipelines.llm.prompts import PromptLibrary
 from pipelines.llm.records import ChatRequest, ChatResponse, Message
 from pipelines.llm.settings import LLMSettings
-from pipelines.llm.structured import AnswerError, Check, TextAnswer, answer_schema, parse_answer
+from pipelines.llm.structured import (
+    AnswerError,
+    Check,
+    Limits,
+    TextAnswer,
+    answer_schema,
+    limited,
+    parse_answer,
+)
 from pipelines.llm.usage import LLMUsage
 from pipelines.progress import progress_iter
 from pipelines.retry import RetryPolicy
@@ -43,6 +51,9 @@ class Ask(Generic[T]):
     variables: Mapping[str, Any]
     schema: type[T]
     check: Check | None = None
+    limits: Limits | None = None
+    """Valid values and list sizes this ask knows of, sent with ``response_format:
+    json_schema``."""
 
 
 @dataclass(frozen=True)
@@ -99,7 +110,11 @@ class LLMClient:
         return cls(settings, backend, cache=ResponseCache(settings.cache), prompts=prompts)
 
     def request(
-        self, prompt: str, variables: Mapping[str, Any], answer: type | None = None
+        self,
+        prompt: str,
+        variables: Mapping[str, Any],
+        answer: type | None = None,
+        limits: Limits | None = None,
     ) -> ChatRequest:
         """Render ``prompt`` with ``variables`` and the configured call parameters; a
         structured ``answer`` model goes along as the response format asks."""
@@ -108,6 +123,8 @@ class LLMClient:
         structured = answer is not None and answer is not TextAnswer
         fmt = s.response_format if structured else "none"
         schema = answer_schema(answer) if fmt == "json_schema" and answer is not None else None
+        if schema is not None and limits is not None:
+            schema = limited(schema, limits)
         return self.prompts.render(
             prompt,
             variables,
@@ -173,7 +190,7 @@ class LLMClient:
         An exception raised while parsing or checking the answer (a bug in ``ask.check`` or the
         schema) fails the item at once, with the exception's type and message as the reason.
         """
-        request = self.request(ask.prompt, ask.variables, ask.schema)
+        request = self.request(ask.prompt, ask.variables, ask.schema, ask.limits)
         self.usage.add(ask.prompt, asks=1)
         raw = ""
         for attempt in range(self.settings.reasks + 1):

@@ -7,7 +7,8 @@ reply was unusable is what the re-ask tells the model, and what a failed item re
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -109,3 +110,33 @@ def is_strict(schema: Any) -> bool:
     if isinstance(schema, list):
         return all(is_strict(v) for v in schema)
     return True
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one ask knows about its valid answers, added to the schema it sends, by property
+    name at any depth: the allowed values (``enums``, such as the passage ids shown) and how
+    many items a list may hold. Validation and checks of the reply do not change."""
+
+    enums: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    min_items: Mapping[str, int] = field(default_factory=dict)
+    max_items: Mapping[str, int] = field(default_factory=dict)
+
+
+def limited(schema: Any, limits: Limits) -> Any:
+    """``schema`` with ``limits`` applied to the properties they name."""
+    if isinstance(schema, list):
+        return [limited(v, limits) for v in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {k: limited(v, limits) for k, v in schema.items()}
+    for name, prop in (out.get("properties") or {}).items():
+        target = prop.get("items", prop) if prop.get("type") == "array" else prop
+        if name in limits.enums and target.get("type") == "string":
+            target["enum"] = list(dict.fromkeys(limits.enums[name]))
+        if prop.get("type") == "array":
+            if name in limits.min_items:
+                prop["minItems"] = limits.min_items[name]
+            if name in limits.max_items:
+                prop["maxItems"] = limits.max_items[name]
+    return out

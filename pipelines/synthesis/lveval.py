@@ -17,7 +17,7 @@ from builders.lveval.qa import to_item
 from builders.lveval.records import QAItem, Rule, drop
 from builders.lveval.settings import LVEvalSettings
 from builders.lveval.text import length
-from pipelines.llm import Ask, LLMClient
+from pipelines.llm import Ask, Limits, LLMClient
 
 
 @dataclass
@@ -60,7 +60,13 @@ def event_questions(
             "n": s.questions_per_event,
             "multi_hop": s.multi_hop_per_event,
         }
-        asks.append(Ask("lveval/questions", variables, QuestionsAnswer, known_passages(shown[-1])))
+        limits = Limits(
+            enums={"passage_id": list(shown[-1])},
+            max_items={"questions": s.questions_per_event + s.multi_hop_per_event},
+        )
+        asks.append(
+            Ask("lveval/questions", variables, QuestionsAnswer, known_passages(shown[-1]), limits)
+        )
     outcomes = client.ask_many(asks, "lveval: questions", len(asks))
     for entry, passages, outcome in zip(entries, shown, outcomes, strict=True):
         event = entry["event_id"]

@@ -30,7 +30,7 @@ from builders.summhay.records import Topic as TopicRecord
 from builders.summhay.settings import SummhaySettings
 from builders.summhay.template import STYLES
 from builders.summhay.verify import check_inclusion, misclassified, near_duplicates
-from pipelines.llm import Ask, LLMClient, TextAnswer
+from pipelines.llm import Ask, Limits, LLMClient, TextAnswer
 
 
 @dataclass
@@ -66,7 +66,13 @@ def synthesize(client: LLMClient, topic: TopicRecord, settings: SummhaySettings)
     # 1. subtopics
     n = settings.subtopics
     answer = client.ask(
-        Ask("summhay/subtopics", {**base, "n": n}, SubtopicsAnswer, enough_subtopics(n))
+        Ask(
+            "summhay/subtopics",
+            {**base, "n": n},
+            SubtopicsAnswer,
+            enough_subtopics(n),
+            Limits(min_items={"subtopics": n}, max_items={"subtopics": 2 * n}),
+        )
     )
     if not answer.ok:
         result.drop("topic", topic.topic_id, "subtopics", "generation_failed", answer.error)
@@ -90,6 +96,7 @@ def synthesize(client: LLMClient, topic: TopicRecord, settings: SummhaySettings)
             },
             InsightsAnswer,
             enough_insights(m),
+            Limits(min_items={"insights": m}, max_items={"insights": 2 * m}),
         )
         for i, s in enumerate(subtopics)
     ]
@@ -131,6 +138,13 @@ def synthesize(client: LLMClient, topic: TopicRecord, settings: SummhaySettings)
                     "insights": [{"insight_id": i.insight_id, "text": i.text} for i in insights],
                 },
                 ClassifyAnswer,
+                limits=Limits(
+                    enums={
+                        "insight_id": [i.insight_id for i in insights],
+                        "subtopic_id": [s.subtopic_id for s in subtopics],
+                    },
+                    max_items={"assignments": len(insights)},
+                ),
             )
         )
         if not verdict.ok:
@@ -264,6 +278,7 @@ def write_documents(
                 "summhay/inclusion",
                 {"document": texts[p.document_id], "insights": all_insights},
                 InclusionAnswer,
+                limits=Limits(enums={"present": list(by_id)}, max_items={"present": len(by_id)}),
             )
             for p in pending
             if p.document_id in texts
@@ -309,7 +324,15 @@ def _queries(
     client: LLMClient, result: Synthesis, base: dict[str, Any], subtopics: list[Subtopic]
 ) -> list[Subtopic]:
     answer = client.ask(
-        Ask("summhay/queries", {**base, "subtopics": _subtopic_vars(subtopics)}, QueriesAnswer)
+        Ask(
+            "summhay/queries",
+            {**base, "subtopics": _subtopic_vars(subtopics)},
+            QueriesAnswer,
+            limits=Limits(
+                enums={"subtopic_id": [s.subtopic_id for s in subtopics]},
+                max_items={"queries": len(subtopics)},
+            ),
+        )
     )
     found = {}
     if answer.ok:

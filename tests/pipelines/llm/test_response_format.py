@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from pipelines.llm import Ask, LLMClient, LLMSettings, PromptLibrary, ResponseCache
 from pipelines.llm.backends.openai_api import OpenAIBackend
-from pipelines.llm.structured import TextAnswer, is_strict
+from pipelines.llm.structured import Limits, TextAnswer, answer_schema, is_strict, limited
 from tests.pipelines.llm.conftest import settings_for
 from tests.support.openai_server import openai_server
 
@@ -129,3 +129,38 @@ def test_strictness_follows_openais_rules() -> None:
         "properties": {"a": {"type": "object", "properties": {"b": {"type": "string"}}}},
     }
     assert not is_strict(nested)  # the inner object is open
+
+
+class Quote(BaseModel):
+    passage_id: str
+    quote: str
+
+
+class Drafts(BaseModel):
+    picked: list[str]
+    quotes: list[Quote]
+
+
+def test_limits_name_the_valid_values_and_list_sizes_by_property() -> None:
+    limits = Limits(
+        enums={"passage_id": ["p1", "p2", "p1"], "picked": ["a", "b"]},
+        min_items={"quotes": 1},
+        max_items={"quotes": 3, "picked": 2},
+    )
+    schema = limited(answer_schema(Drafts), limits)
+    quote = schema["$defs"]["Quote"]["properties"]["passage_id"]
+    assert quote["enum"] == ["p1", "p2"]
+    picked = schema["properties"]["picked"]
+    assert picked["items"]["enum"] == ["a", "b"] and picked["maxItems"] == 2
+    assert schema["properties"]["quotes"]["minItems"] == 1
+    assert schema["properties"]["quotes"]["maxItems"] == 3
+    assert "enum" not in schema["$defs"]["Quote"]["properties"]["quote"]
+
+
+def test_an_asks_limits_go_out_with_its_schema(tmp_path, prompts) -> None:
+    limits = Limits(max_items={"colours": 3})
+    with openai_server(lambda body, n: GOOD) as (url, seen):
+        client = _client(url, tmp_path, prompts, "json_schema")
+        assert client.ask(Ask("t/pick", {"n": 3, "topic": "sea"}, LooseColours, None, limits)).ok
+    sent = seen.bodies[0]["response_format"]["json_schema"]["schema"]
+    assert sent["properties"]["colours"]["maxItems"] == 3

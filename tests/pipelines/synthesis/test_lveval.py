@@ -103,3 +103,34 @@ def test_model_written_items_are_checked_reasked_and_cached(
     assert again.counts == stats.counts
     a = pq.read_table(tmp_path / "a" / "qa.parquet")
     assert a.equals(pq.read_table(tmp_path / "b" / "qa.parquet"))
+
+
+def test_with_json_schema_each_question_ask_names_the_passages_it_shows(
+    tmp_path: Path, params: Params, snapshot_entries: Path, llm_env: None
+) -> None:
+    settings = params.lveval.model_copy(update={"levels": ["2k"]})
+    with openai_server(reply) as (url, log):
+        llm = params.llm.model_copy(
+            update={
+                "backend": "openai",
+                "base_url": url,
+                "model": "scripted",
+                "api_key_env": "BENCHSMITH_TEST_KEY",
+                "cache": tmp_path / "llm.sqlite",
+                "retries": 0,
+                "response_format": "json_schema",
+            }
+        )
+        stats = run_lveval(settings, entries=snapshot_entries, out=tmp_path / "a", llm=llm)
+    assert stats.counts["qa_items"] > 0
+    asked = [b for b in log.bodies if "reading-comprehension" in b["messages"][0]["content"]]
+    assert asked
+    events = settings.events
+    for body in asked:
+        prompt = next(m["content"] for m in body["messages"] if m["role"] == "user")
+        shown = [passage_id for passage_id, _ in _PASSAGE.findall(prompt)]
+        schema = body["response_format"]["json_schema"]["schema"]
+        quote = schema["$defs"]["Quote"]["properties"]["passage_id"]
+        assert quote["enum"] == shown
+        limit = events.questions_per_event + events.multi_hop_per_event
+        assert schema["properties"]["questions"]["maxItems"] == limit
