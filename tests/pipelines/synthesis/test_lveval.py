@@ -58,6 +58,20 @@ def reply(body: dict[str, Any], n: int) -> str:
     return "I do not know."
 
 
+def _scripted(params: Params, url: str, tmp_path: Path, **extra: Any) -> Any:
+    """The llm settings for the scripted server, with a cache of the test's own."""
+    update = {
+        "backend": "openai",
+        "base_url": url,
+        "model": "scripted",
+        "api_key_env": "BENCHSMITH_TEST_KEY",
+        "cache": tmp_path / "llm.sqlite",
+        "retries": 0,
+        **extra,
+    }
+    return params.llm.model_copy(update=update)
+
+
 @pytest.fixture()
 def llm_env(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("BENCHSMITH_TEST_KEY", "sk-local-test")
@@ -68,16 +82,7 @@ def test_model_written_items_are_checked_reasked_and_cached(
 ) -> None:
     settings = params.lveval.model_copy(update={"levels": ["2k", "4k"]})
     with openai_server(reply) as (url, log):
-        llm = params.llm.model_copy(
-            update={
-                "backend": "openai",
-                "base_url": url,
-                "model": "scripted",
-                "api_key_env": "BENCHSMITH_TEST_KEY",
-                "cache": tmp_path / "llm.sqlite",
-                "retries": 0,
-            }
-        )
+        llm = _scripted(params, url, tmp_path)
         stats = run_lveval(settings, entries=snapshot_entries, out=tmp_path / "a", llm=llm)
         calls = log.count
         again = run_lveval(settings, entries=snapshot_entries, out=tmp_path / "b", llm=llm)
@@ -110,17 +115,7 @@ def test_with_json_schema_each_question_ask_names_the_passages_it_shows(
 ) -> None:
     settings = params.lveval.model_copy(update={"levels": ["2k"]})
     with openai_server(reply) as (url, log):
-        llm = params.llm.model_copy(
-            update={
-                "backend": "openai",
-                "base_url": url,
-                "model": "scripted",
-                "api_key_env": "BENCHSMITH_TEST_KEY",
-                "cache": tmp_path / "llm.sqlite",
-                "retries": 0,
-                "response_format": "json_schema",
-            }
-        )
+        llm = _scripted(params, url, tmp_path, response_format="json_schema")
         stats = run_lveval(settings, entries=snapshot_entries, out=tmp_path / "a", llm=llm)
     assert stats.counts["qa_items"] > 0
     asked = [b for b in log.bodies if "reading-comprehension" in b["messages"][0]["content"]]
