@@ -17,12 +17,13 @@ from urllib.parse import unquote
 import lxml.html
 from lxml.html import HtmlElement
 
-from builders.wikigen.records import ExternalLink, Reference, Section
+from builders.wikigen.records import ExternalLink, Reference
 from pipelines.sources.wikitext import (
     TEMPLATE_NAMESPACES,
     PageRules,
     ParsedPage,
     assembled,
+    collected,
     distinct_references,
     one_line,
     page_name,
@@ -174,6 +175,13 @@ def _sections(body: HtmlElement) -> Iterator[tuple[int, str, HtmlElement]]:
             yield 0, "", section
 
 
+def _links(section: HtmlElement) -> list[ExternalLink]:
+    return [
+        ExternalLink(url=str(a.get("href")), title=_text(a))
+        for a in section.xpath(".//a[@rel='mw:ExtLink']")
+    ]
+
+
 def _own_text(section: HtmlElement) -> str:
     """The text of a section without its heading and its subsections."""
     copy = lxml.html.fromstring(lxml.html.tostring(section, encoding="unicode"))
@@ -192,23 +200,7 @@ def parse_html(html: str, rules: PageRules | None = None) -> ParsedPage:
     infobox_type, infobox = _infobox(body, templates, rules)
     references = _references(body)
     categories = _categories(body)
-    summary, sections, links = "", [], []
-    skip_level = headings = 0
-    for level, title, element in _sections(body):
-        if level == 0:
-            summary = _own_text(element)
-            continue
-        headings += 1
-        if title.casefold() in rules.external_links:
-            links = [
-                ExternalLink(url=str(a.get("href")), title=_text(a))
-                for a in element.xpath(".//a[@rel='mw:ExtLink']")
-            ]
-        if skip_level and level > skip_level:
-            continue
-        skip_level = level if title.casefold() in rules.skip_sections else 0
-        if not skip_level:
-            sections.append(Section(level, title, _own_text(element)))
+    summary, sections, links, headings = collected(_sections(body), rules, _own_text, _links)
     return assembled(
         rules,
         redirect_target="",

@@ -8,9 +8,9 @@ MediaWiki's own rendering.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import mwparserfromhell
 from mwparserfromhell.nodes import (
@@ -30,6 +30,7 @@ from builders.wikigen.records import ExternalLink as LinkRecord
 from builders.wikigen.records import Reference, Section
 from pipelines.sources.inline_templates import renderer_for
 
+P = TypeVar("P")
 REDIRECT_RE = re.compile(r"^\s*#REDIRECT\s*:?\s*\[\[([^\]|#]+)", re.IGNORECASE)
 # Left out of plain text, as in MediaWiki's own plain-text extracts (TextExtracts drops tables).
 HIDDEN_TAGS = frozenset({"ref", "references", "table", "gallery", "math", "score", "timeline"})
@@ -450,25 +451,18 @@ def parse_wikitext(text: str, rules: PageRules | None = None) -> ParsedPage:
 
     # From here on each section is cleaned in place once and rendered without parsing again.
     hidden = set(rules.hidden_namespaces)
-    summary, sections, ext_links = "", [], []
-    skip_level = headings = 0
-    for chunk in code.get_sections(flat=True, include_lead=True):
-        first = chunk.nodes[0] if chunk.nodes else None
-        if not isinstance(first, Heading):
-            _clean(chunk, hidden)
-            summary = _render(chunk)
-            continue
-        title = _text(first.title, hidden)
-        headings += 1
-        body = Wikicode(chunk.nodes[1:])
-        if title.casefold() in rules.external_links:
-            ext_links = _links(body)
-        if skip_level and first.level > skip_level:
-            continue
-        skip_level = first.level if title.casefold() in rules.skip_sections else 0
-        if not skip_level:
-            _clean(body, hidden)
-            sections.append(Section(first.level, title, _render(body)))
+
+    def parts() -> Iterator[tuple[int, str, Wikicode]]:
+        for chunk in code.get_sections(flat=True, include_lead=True):
+            first = chunk.nodes[0] if chunk.nodes else None
+            if isinstance(first, Heading):
+                yield first.level, _text(first.title, hidden), Wikicode(chunk.nodes[1:])
+            else:
+                yield 0, "", chunk
+
+    summary, sections, ext_links, headings = collected(
+        parts(), rules, lambda body: _text(body, hidden), _links
+    )
 
     return assembled(
         rules,
@@ -483,6 +477,35 @@ def parse_wikitext(text: str, rules: PageRules | None = None) -> ParsedPage:
         external_links=ext_links,
         headings=headings,
     )
+
+
+def collected(
+    parts: Iterable[tuple[int, str, P]],
+    rules: PageRules,
+    text: Callable[[P], str],
+    links: Callable[[P], list[LinkRecord]],
+) -> tuple[str, list[Section], list[LinkRecord], int]:
+    """The lead's text, the sections kept, the external links and the number of headings, from
+    a page's ``(level, title, body)`` parts in order (the lead at level 0).
+
+    A section named in ``rules.skip_sections`` is left out with its subsections, and never
+    rendered; the external links come from the section ``rules.external_links`` names.
+    """
+    summary, sections, found = "", [], []
+    skip_level = headings = 0
+    for level, title, body in parts:
+        if not level:
+            summary = text(body)
+            continue
+        headings += 1
+        if title.casefold() in rules.external_links:
+            found = links(body)
+        if skip_level and level > skip_level:
+            continue
+        skip_level = level if title.casefold() in rules.skip_sections else 0
+        if not skip_level:
+            sections.append(Section(level, title, text(body)))
+    return summary, sections, found, headings
 
 
 def assembled(
