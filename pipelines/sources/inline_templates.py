@@ -265,12 +265,3 @@ def renderer_for(name: str) -> Renderer | None:
         code = name[len("lang-") :]
         return lambda args, named: _langx([code, *args], named)
     return RENDERERS.get(name)
-
-
-def render_inline(name: str, args: list[str], named: dict[str, str]) -> str | None:
-    """Return the plain text of template ``name`` (normalised, lower case) or ``None`` to drop it.
-
-    ``args`` are the positional parameters and ``named`` the named ones, already plain text.
-    """
-    renderer = renderer_for(name)
-    return renderer(args, named) if renderer else None

@@ -20,7 +20,7 @@ from builders.drops import Drop
 from builders.wikigen.records import Article
 from pipelines.errors import WikiApiError
 from pipelines.sources.wiki_fidelity import fidelity, judged, leftover_markup
-from pipelines.sources.wiki_html import html_headings, parse_html
+from pipelines.sources.wiki_html import parse_html
 from pipelines.sources.wikitext import PageRules, parse_wikitext
 
 log = logging.getLogger(__name__)
@@ -56,13 +56,11 @@ def build_article(
     ``categories`` overrides the explicit category links of the page (the api reader passes
     the categories MediaWiki reports).
     """
-    if html:
-        parsed = parse_html(html, rules)
-        texts = [parsed.summary, *(s.text for s in parsed.sections)]
-        judgement = judged(html_headings(html), parsed.headings, leftover_markup(texts))
+    parsed = parse_html(html, rules) if html else parse_wikitext(wikitext, rules)
+    texts = [parsed.summary, *(s.text for s in parsed.sections)]
+    if html:  # MediaWiki rendered the headings itself: the source's are the ones found
+        judgement = judged(parsed.headings, parsed.headings, leftover_markup(texts))
     else:
-        parsed = parse_wikitext(wikitext, rules)
-        texts = [parsed.summary, *(s.text for s in parsed.sections)]
         judgement = fidelity(wikitext, parsed.headings, texts)
     target = redirect_target or parsed.redirect_target
     return Article(

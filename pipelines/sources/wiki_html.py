@@ -214,9 +214,3 @@ def parse_html(html: str, rules: PageRules | None = None) -> ParsedPage:
         external_links=links,
         headings=headings,
     )
-
-
-def html_headings(html: str) -> int:
-    """Section headings of rendered HTML (``h1`` to ``h6`` opening a section)."""
-    body = lxml.html.document_fromstring(html).body
-    return sum(1 for level, _, _ in _sections(body) if level)

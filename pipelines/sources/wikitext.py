@@ -149,7 +149,7 @@ def _hidden_link(link: Wikilink, hidden: set[str]) -> bool:
 
 
 def _hidden_namespaces(namespaces: Iterable[str]) -> set[str]:
-    return {ns.casefold() for ns in namespaces} | {"category", "file", "image"}
+    return {ns.casefold() for ns in namespaces} | PageRules.hidden_namespaces
 
 
 _DEFAULT_HIDDEN = _hidden_namespaces(())
@@ -270,11 +270,6 @@ def plain_text(code: Wikicode | str, hidden_link_namespaces: Iterable[str] = ())
     code = parse(text)
     _clean(code, _hidden_namespaces(hidden_link_namespaces))
     return _render(code)
-
-
-def words(text: str) -> int:
-    """Count whitespace-separated words."""
-    return len(text.split())
 
 
 def _converted(block: re.Match[str], variant: str) -> str:

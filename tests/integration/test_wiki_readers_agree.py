@@ -34,6 +34,19 @@ def _live(base: WikiSettings, url: str, reader: str) -> WikiSettings:
     return base.model_copy(update={"reader": reader, "api": api})
 
 
+def _enterprise_row(live: Article, html: str) -> dict:
+    """An Enterprise HTML dump's line for a page the live html reader read."""
+    return {
+        "name": live.title,
+        "identifier": live.page_id,
+        "url": live.url,
+        "namespace": {"identifier": live.namespace},
+        "version": {"identifier": live.last_revision_id},
+        "date_modified": live.last_revision_at.isoformat().replace("+00:00", "Z"),
+        "article_body": {"html": html, "wikitext": ""},
+    }
+
+
 def _articles(results) -> dict[str, Article]:
     return {a.title: a for a in results if isinstance(a, Article)}
 
@@ -102,17 +115,7 @@ def test_an_enterprise_html_dump_reads_as_the_live_html_reader(wiki, readers, tm
     for title, live in read["html"].items():
         if live.is_redirect:
             continue
-        lines.append(
-            {
-                "name": title,
-                "identifier": live.page_id,
-                "url": live.url,
-                "namespace": {"identifier": live.namespace},
-                "version": {"identifier": live.last_revision_id},
-                "date_modified": live.last_revision_at.isoformat().replace("+00:00", "Z"),
-                "article_body": {"html": client.page_html(title), "wikitext": ""},
-            }
-        )
+        lines.append(_enterprise_row(live, client.page_html(title)))
     lines.insert(3, {"name": "broken line"})  # a record without id or HTML
     dump = tmp_path / "enwiki-NS0-html.ndjson.gz"
     with gzip.open(dump, "wt", encoding="utf-8") as out:
@@ -138,16 +141,7 @@ def test_the_stage_reads_an_enterprise_dump_and_dates_candidates_by_the_api(
     dump = tmp_path / "enterprise.ndjson"
     with dump.open("w", encoding="utf-8") as out:
         for title in sorted(SNAPSHOT_EVENTS):
-            live = read["html"][title]
-            row = {
-                "name": title,
-                "identifier": live.page_id,
-                "url": live.url,
-                "namespace": {"identifier": 0},
-                "version": {"identifier": live.last_revision_id},
-                "date_modified": live.last_revision_at.isoformat(),
-                "article_body": {"html": client.page_html(title)},
-            }
+            row = _enterprise_row(read["html"][title], client.page_html(title))
             out.write(json.dumps(row) + "\n")
     html = HtmlSettings(source="enterprise", path=dump, creation_dates="api")
     stats = run_wiki(
