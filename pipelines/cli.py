@@ -250,6 +250,8 @@ def report(data: Annotated[Path, typer.Option(help="Data folder.")] = DATA) -> N
 def print_report(data: Path) -> bool:
     """Print one table per stage from ``data/<stage>/stats.json``, in pipeline order; return
     whether any was found."""
+    from pipelines.llm.usage import answers_line
+
     out = Console()
     found = False
     for stats_file in (data / name / "stats.json" for name in STAGES):
@@ -273,6 +275,8 @@ def print_report(data: Path) -> bool:
             )
             table.add_row("  estimated cost (USD)", f"{llm['estimated_cost_usd']:.4f}")
         out.print(table)
+        if llm:
+            out.print(f"llm answers: {answers_line(llm)}")
         files = ", ".join(
             sorted(p.name for p in stats_file.parent.iterdir() if not p.name.startswith("."))
         )

@@ -27,11 +27,13 @@ from pipelines.llm.settings import LLMSettings
 from pipelines.llm.structured import (
     AnswerError,
     Check,
+    CheckFailed,
     Limits,
     TextAnswer,
     answer_schema,
     limited,
     parse_answer,
+    reason_class,
 )
 from pipelines.llm.usage import LLMUsage
 from pipelines.progress import progress_iter
@@ -199,14 +201,21 @@ class LLMClient:
             except CallFailed as exc:
                 return self._failed(ask, f"call_failed: {exc.reason}", attempt + 1, raw)
             try:
-                return Outcome(parse_answer(raw, ask.schema, ask.check), asks=attempt + 1, raw=raw)
+                value = parse_answer(raw, ask.schema, ask.check)
+            except CheckFailed as exc:
+                error = str(exc)
+                self.usage.rejected(ask.prompt, reason_class(error))
             except AnswerError as exc:
                 error = str(exc)
+                self.usage.add(ask.prompt, malformed=1)
             except Exception as exc:
                 # a bug in a check or schema validator, not the model's fault: re-asking won't help
                 log.warning("%s: checking the answer raised", ask.prompt, exc_info=True)
                 reason = f"check_raised: {type(exc).__name__}: {exc}"
                 return self._failed(ask, reason, attempt + 1, raw)
+            else:
+                self.usage.add(ask.prompt, parsed=1)
+                return Outcome(value, asks=attempt + 1, raw=raw)
             if attempt < self.settings.reasks:
                 self.usage.add(ask.prompt, reasks=1)
                 self._prompts_used.add(REASK_PROMPT)

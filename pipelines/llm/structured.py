@@ -7,6 +7,7 @@ reply was unusable is what the re-ask tells the model, and what a failed item re
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -26,6 +27,17 @@ class TextAnswer(BaseModel):
 
 class AnswerError(ValueError):
     """A reply that is not usable; the message says why, in words fit for a re-ask."""
+
+
+class CheckFailed(AnswerError):
+    """A reply that parsed and matched the schema but failed the ask's content check."""
+
+
+def reason_class(reason: str) -> str:
+    """A failure reason with its quoted values and numbers masked, so reasons that differ only
+    in the item they name are counted together."""
+    masked = re.sub(r"'[^']*'|\"[^\"]*\"", "…", reason)
+    return re.sub(r"\d+", "N", masked)[:120]
 
 
 def find_json(text: str) -> Any:
@@ -73,7 +85,7 @@ def parse_answer(text: str, schema: type[T], check: Check | None = None) -> T:
         except ValidationError as exc:
             raise AnswerError(f"the JSON does not match the format: {_describe(exc)}") from None
     if check is not None and (problem := check(answer)):
-        raise AnswerError(problem)
+        raise CheckFailed(problem)
     return answer
 
 

@@ -14,6 +14,7 @@ from pydantic import BaseModel
 from pipelines.errors import LLMError
 from pipelines.llm import Ask, LLMClient, PromptLibrary, ResponseCache, TemplateBackend
 from pipelines.llm.backends.openai_api import OpenAIBackend
+from pipelines.llm.usage import answers_line
 from tests.pipelines.llm.conftest import settings_for
 from tests.support.openai_server import openai_server
 
@@ -275,3 +276,27 @@ def test_an_interrupt_in_a_check_is_not_swallowed(tmp_path: Path, prompts: Promp
     client = LLMClient(settings, backend, prompts=prompts)
     with pytest.raises(KeyboardInterrupt):
         client.ask(Ask("t/other", {"topic": "a"}, Value, check))
+
+
+def test_answers_are_counted_as_parsed_malformed_or_failing_their_check(
+    tmp_path: Path, prompts: PromptLibrary
+) -> None:
+    replies = ["no json here", '{"colours": ["red"]}', '{"colours": ["grey"]}', GOOD]
+
+    def check(answer: Colours) -> str | None:
+        if len(answer.colours) != 3:
+            return f"give 3 colours, not {len(answer.colours)} ({answer.colours[0]!r})"
+        return None
+
+    with openai_server(lambda body, n: replies[n - 1]) as (url, seen):
+        client = client_for(url, tmp_path, prompts, reasks=3)
+        outcome = client.ask(Ask("t/pick", {"n": 3, "topic": "sea"}, Colours, check))
+    assert outcome.ok and outcome.asks == 4 and seen.count == 4
+    stats = client.stats()
+    assert (stats["parsed"], stats["malformed"], stats["failed_checks"]) == (3, 1, 2)
+    # the two check failures differ only in the values they name: one reason class
+    assert stats["check_reasons"] == {"give N colours, not N (…)": 2}
+    assert stats["by_prompt"]["t/pick"]["check_reasons"] == stats["check_reasons"]
+    assert answers_line(stats) == (
+        "3 answers parsed, 2 failed checks: give N colours, not N (…) ×2, 1 malformed"
+    )
