@@ -7,7 +7,7 @@ import json
 import logging
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 import typer
 from rich.console import Console
@@ -217,6 +217,114 @@ def rehydrate(
         typer.echo(f"  changed since publication: {url}")
     for url, reason in report.failed.items():
         typer.echo(f"  not restored: {url} ({reason})")
+
+
+JUDGE_CHECK_HELP = "\n\n".join(
+    [
+        "Check the configured judge (params.yaml's llm block) against human-labelled verdicts.",
+        "Every verdict is asked with the prompt, answer model and rule its metric uses. The "
+        "report: accuracy and Cohen's kappa over the answered verdicts, per-label precision, "
+        "recall, F1 and counts, the confusion matrix (rows human, columns judge), and every "
+        "failed judge answer with its reason; for SummHay also linking (judge and human name "
+        "the same covering bullet) and the coverage scores' Pearson correlation and bias.",
+        "FILE is one of two formats, told apart by its first character:",
+        "* SummHay's annotations (data/eval_benchmark_data.json of "
+        "salesforce/summary-of-a-haystack): a JSON array of annotated summaries, each with "
+        '"summkey", "summary" (a list of lines; line i is bullet i+1), "reference_insights" '
+        '(a list of {"insight_id", "insight", ...}) and "annotation" (a list of '
+        '{"insight_id", "coverage": fully_covered | partially_covered | not_covered, '
+        '"candidate_id": the covering line as a 0-based index string, or "no_selection"}); '
+        "other keys (topic, subtopic, predictions_*) are not read.",
+        "* JSONL, one verdict a line: "
+        '{"id"?, "judge": "summhay-coverage", "inputs": {"summary": list of lines or text, '
+        '"insight": text}, "label": "full" | "partial" | "none", "bullet_id"?: the covering '
+        "line's 1-based number or null} or "
+        '{"id"?, "judge": "wikigen-entails", "inputs": {"premise": text, "claim": text}, '
+        '"label": true | false}.',
+        "The judge sees the summary's bullets as the metric parses them. A bad line or item "
+        "is an error naming the file and line.",
+    ]
+)
+
+
+@app.command("judge-check", help=JUDGE_CHECK_HELP)
+def judge_check(
+    file: Annotated[
+        Path, typer.Argument(help="Human-labelled verdicts: SummHay's annotation JSON or JSONL.")
+    ],
+    judge: Annotated[
+        Literal["summhay-coverage", "wikigen-entails"] | None,
+        typer.Option(help="Judge to check; default: the file's only one."),
+    ] = None,
+    params: ParamsOption = Path("params.yaml"),
+    out: Annotated[Path | None, typer.Option("--out", help="Write the report here (JSON).")] = None,
+) -> None:
+    """Check the configured judge against human verdicts (help: ``JUDGE_CHECK_HELP``)."""
+    from pipelines.evaluation.judge_check import check_file, print_report, write_report
+
+    report = _guarded(lambda: check_file(file, load_params(params).llm, judge))
+    print_report(report, Console())
+    if out is not None:
+        write_report(out, report)
+        typer.echo(f"wrote {out}")
+
+
+@app.command("estimate")
+def estimate(
+    params: ParamsOption = Path("params.yaml"),
+    stage: Annotated[
+        list[str] | None,
+        typer.Option("--stage", help="Only this model-asking stage (repeatable); default: all."),
+    ] = None,
+    out: Annotated[Path | None, typer.Option("--out", help="Write it here (JSON).")] = None,
+) -> None:
+    """Count and price what the configured pipeline would ask its model, sending nothing.
+
+    The stages that ask a model run as a dry run into a scratch folder: answers come from the
+    response cache where it has them (free) and from stand-ins otherwise. Printed per stage and
+    prompt: the calls the cache cannot answer, their prompt tokens (counted with llm.tokenizer,
+    or roughly without it), completion tokens (the cached answers' mean, else llm.max_tokens)
+    and dollars at llm.input_cost_per_mtok / llm.output_cost_per_mtok. Re-asks cannot be
+    foreseen; the last column is the most calls they could add up to.
+    """
+    from pipelines.dag.estimate import estimate as run_estimate
+    from pipelines.outputs import write_json_atomic
+
+    settings = _guarded(lambda: load_params(params))
+    try:
+        result = _guarded(lambda: run_estimate(settings, Workspace.of(params), stage))
+    except ValueError as exc:
+        raise _fail(BenchsmithError(str(exc))) from None
+    print_estimate(result.to_dict(), Console(width=None if console.is_terminal else 150))
+    if out is not None:
+        write_json_atomic(out, result.to_dict())
+        typer.echo(f"wrote {out}")
+
+
+def print_estimate(data: dict[str, Any], out: Console) -> None:
+    """One table of the estimate, a row per stage and prompt, with totals."""
+    from pipelines.llm.dry_run import MAX_TOKENS
+
+    table = Table(title=f"estimate: {data['backend']} {data['model']}")
+    for name in ("stage", "prompt", "calls", "cache hits", "tokens in", "tokens out", "USD"):
+        table.add_column(name, justify="left" if name in ("stage", "prompt") else "right")
+    table.add_column("calls with re-asks", justify="right")
+    for row in data["prompts"]:
+        guessed = "*" if row["completion_from"] == MAX_TOKENS else ""
+        table.add_row(
+            row["stage"], row["prompt"], str(row["calls"]), str(row["cache_hits"]),
+            str(row["prompt_tokens"]), f"{row['completion_tokens']}{guessed}",
+            f"{row['cost_usd']:.4f}", f"≤ {row['max_calls_with_reasks']}",
+        )  # fmt: skip
+    t = data["totals"]
+    table.add_row(
+        "total", "", str(t["calls"]), str(t["cache_hits"]), str(t["prompt_tokens"]),
+        str(t["completion_tokens"]), f"{t['cost_usd']:.4f}", "",
+    )  # fmt: skip
+    out.print(table)
+    out.print(f"prompt tokens counted with: {data['tokenizer']}")
+    if any(r["completion_from"] == MAX_TOKENS for r in data["prompts"]):
+        out.print("* no cached answers of this prompt yet: llm.max_tokens per call, an upper bound")
 
 
 snapshot_app = typer.Typer(help="Rebuild parts of the embedded snapshot.", no_args_is_help=True)

@@ -99,6 +99,18 @@ def write_json(path: Path, data: Any) -> None:
     path.write_text(json.dumps(data, indent=2, sort_keys=True, default=str) + "\n", "utf-8")
 
 
+def write_json_atomic(path: Path, data: Any) -> None:
+    """Write ``data`` as indented JSON through a temporary file beside ``path`` and a rename, so
+    ``path`` is never half-written."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    scratch = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    try:
+        scratch.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", "utf-8")
+        os.replace(scratch, path)
+    finally:
+        scratch.unlink(missing_ok=True)
+
+
 class ShardedTableWriter:
     """Stream rows into numbered Parquet files of at most ``rows_per_shard`` rows each."""
 

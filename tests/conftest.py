@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 
 from pipelines.settings import Params, load_params
@@ -13,6 +14,9 @@ from tests.support.snapshot import ROOT, SNAPSHOT_XML
 SHARED_WORKER = {
     "tests/integration/test_summhay_real_model.py": "smollm",
     "tests/integration/test_wikigen_real_model.py": "smollm",
+    "tests/integration/test_lveval_real_model.py": "smollm",
+    "tests/integration/test_constrained_server.py": "smollm",
+    "tests/integration/test_estimate_real_model.py": "smollm",
 }
 """Modules that must share one pytest-xdist worker, so one SmolLM server starts."""
 
@@ -163,3 +167,22 @@ def snapshot_chunks(snapshot_data: Path, tmp_path_factory, params: Params) -> Pa
         out=out,
     )
     return out / "chunks.parquet"
+
+
+@pytest.fixture(scope="session")
+def lveval_data(
+    tmp_path_factory: pytest.TempPathFactory, snapshot_entries: Path, params: Params
+) -> Path:
+    """A data folder holding three LV-Eval records of each 2k-level file (lveval stage, template
+    backend): small enough for a real model to answer them all."""
+    from pipelines.stages.lveval import run_lveval
+
+    data = tmp_path_factory.mktemp("lveval-data") / "data"
+    built = data.parent / "built"
+    settings = params.lveval.model_copy(update={"levels": ["2k"]})
+    run_lveval(settings, entries=snapshot_entries, out=built, llm=params.llm, root=ROOT)
+    records = data / "lveval" / "records"
+    records.mkdir(parents=True)
+    for path in sorted((built / "records").glob("*.parquet")):
+        pq.write_table(pq.read_table(path).slice(0, 3), records / path.name)
+    return data

@@ -17,7 +17,13 @@ from builders.ranking import fill_context
 from builders.summhay.answers import JudgeAnswer, known_coverage
 from builders.summhay.records import Haystack, Subtopic
 from builders.summhay.retrieval import coverage_bound, oracle_scores
-from builders.summhay.scoring import Verdict, parse_summary, score_insights, summarize_scores
+from builders.summhay.scoring import (
+    Bullet,
+    Verdict,
+    parse_summary,
+    score_insights,
+    summarize_scores,
+)
 from pipelines.evaluation.settings import SummhayBaselines
 from pipelines.llm import Ask, LLMClient, TextAnswer
 from pipelines.retrieval.rankers import rankers
@@ -89,6 +95,12 @@ def _has_bullets(answer: TextAnswer) -> str | None:
     return None if parse_summary(answer.text) else "the summary has no bullet points"
 
 
+def judge_ask(bullets: Sequence[Bullet], insight: str) -> Ask[JudgeAnswer]:
+    """The coverage judge's ask: does one of ``bullets`` (a parsed summary) cover ``insight``."""
+    shown = [{"bullet_id": b.bullet_id, "text": b.text} for b in bullets]
+    return Ask("summhay/judge", {"bullets": shown, "insight": insight}, JudgeAnswer, known_coverage)
+
+
 def evaluate(client: LLMClient, batch: Sequence[Context]) -> list[dict[str, Any]]:
     """Summarize each context, judge each insight, and score; one row per context."""
     texts = {d.document_id: d.text for c in batch for d in c.haystack.documents}
@@ -115,14 +127,9 @@ def evaluate(client: LLMClient, batch: Sequence[Context]) -> list[dict[str, Any]
     asks = []
     for c, summary in zip(batch, summaries, strict=True):
         bullets = parse_summary(summary.value.text) if summary.ok else []
-        shown = [{"bullet_id": b.bullet_id, "text": b.text} for b in bullets]
         insights = [i for i in c.haystack.insights if i.subtopic_id == c.subtopic.subtopic_id]
         judged.append((c, summary, bullets))
-        asks += [
-            Ask("summhay/judge", {"bullets": shown, "insight": i.text}, JudgeAnswer, known_coverage)
-            for i in insights
-            if summary.ok
-        ]
+        asks += [judge_ask(bullets, i.text) for i in insights if summary.ok]
     verdicts = iter(client.ask_many(asks, "baselines: judging", len(asks)))
     rows = []
     for c, summary, bullets in judged:

@@ -131,6 +131,11 @@ class EntailsAnswer(BaseModel):
     entails: bool
 
 
+def entails_ask(premise: str, claim: str) -> Ask[EntailsAnswer]:
+    """The entailment judge's ask: does ``premise`` (a cited chunk) entail ``claim``."""
+    return Ask("wikigen/entails", {"premise": premise, "claim": claim}, EntailsAnswer)
+
+
 def _documents(chunks: Sequence[TokenChunk]) -> list[dict[str, Any]]:
     return [{"n": k, "text": c.text} for k, c in enumerate(chunks, 1)]
 
@@ -239,7 +244,7 @@ def _failed(article: Article, outcome: Outcome[Any], where: str = "") -> bool:
 def judge(client: LLMClient, articles: Sequence[Article]) -> Iterable[dict[str, Any]]:
     """Judge every citation of every article and score it; one row per article."""
     asks = [
-        Ask("wikigen/entails", {"premise": a.chunks[c].text, "claim": claim.text}, EntailsAnswer)
+        entails_ask(a.chunks[c].text, claim.text)
         for a in articles
         for claim in a.found
         for c in claim.cited

@@ -80,6 +80,32 @@ class ResponseCache:
             "INSERT OR IGNORE INTO responses VALUES (?, ?, ?, ?, ?, ?, ?, ?)", row
         )
 
+    def tokens(self, backend: str, model: str) -> tuple[int, int]:
+        """Prompt and completion tokens of every answer stored for ``backend`` and ``model``."""
+        row = (
+            self._connect()
+            .execute(
+                "SELECT COALESCE(SUM(prompt_tokens), 0), COALESCE(SUM(completion_tokens), 0) "
+                "FROM responses WHERE backend = ? AND model = ?",
+                (backend, model),
+            )
+            .fetchone()
+        )
+        return int(row[0]), int(row[1])
+
+    def mean_completion_tokens(self, backend: str, model: str) -> dict[str, float]:
+        """The mean completion length of each prompt's stored answers from ``model``."""
+        rows = (
+            self._connect()
+            .execute(
+                "SELECT prompt, AVG(completion_tokens) FROM responses "
+                "WHERE backend = ? AND model = ? GROUP BY prompt",
+                (backend, model),
+            )
+            .fetchall()
+        )
+        return {prompt: float(mean) for prompt, mean in rows}
+
     def __len__(self) -> int:
         return self._connect().execute("SELECT COUNT(*) FROM responses").fetchone()[0]
 

@@ -20,7 +20,10 @@ from pydantic import BaseModel
 
 from pipelines.llm.backends.base import Backend, CallFailed, TransientError
 from pipelines.llm.backends.template import Responder, TemplateBackend
+from pipelines.llm.batch import applies, ask_in_batches
+from pipelines.llm.budget import Budget
 from pipelines.llm.cache import ResponseCache
+from pipelines.llm.dry_run import active, dry_run_parts
 from pipelines.llm.prompts import PromptLibrary
 from pipelines.llm.records import ChatRequest, ChatResponse, Message
 from pipelines.llm.settings import LLMSettings
@@ -31,6 +34,7 @@ from pipelines.llm.structured import (
     Limits,
     TextAnswer,
     answer_schema,
+    fitted,
     limited,
     parse_answer,
     reason_class,
@@ -92,6 +96,12 @@ class LLMClient:
         self.usage = LLMUsage()
         self._sleep = sleep
         self._prompts_used: set[str] = set()
+        self.batches: dict[str, list[str]] = {"submitted": [], "resumed": []}
+        """Batch API jobs this client submitted or resumed (``llm.mode: batch``)."""
+        self.budget: Budget | None = None
+        """``llm.max_cost_usd`` checked before every call to a paid (cacheable) backend."""
+        if settings.max_cost_usd is not None and backend.cacheable:
+            self.budget = Budget(settings, cache, backend.name, backend.model)
 
     @classmethod
     def from_settings(
@@ -102,6 +112,12 @@ class LLMClient:
         prompts: PromptLibrary | None = None,
     ) -> LLMClient:
         """The configured backend with the persistent cache; ``responders`` serve ``template``."""
+        if (run := active()) is not None:
+            # a dry run (benchsmith estimate): counted and priced, nothing sent or cached
+            dry, cache = dry_run_parts(settings, responders or {}, run)
+            # stand-in answers are not the model's: one call per ask, re-asks are not foreseen
+            sync = settings.model_copy(update={"mode": "sync", "max_cost_usd": None, "reasks": 0})
+            return cls(sync, dry, cache=cache, prompts=prompts)
         backend: Backend
         if settings.backend == "openai":
             from pipelines.llm.backends.openai_api import OpenAIBackend
@@ -125,8 +141,8 @@ class LLMClient:
         structured = answer is not None and answer is not TextAnswer
         fmt = s.response_format if structured else "none"
         schema = answer_schema(answer) if fmt == "json_schema" and answer is not None else None
-        if schema is not None and limits is not None:
-            schema = limited(schema, limits)
+        if schema is not None:
+            schema = fitted(limited(schema, limits) if limits else schema, s.max_tokens)
         return self.prompts.render(
             prompt,
             variables,
@@ -148,6 +164,22 @@ class LLMClient:
         if cache is not None and (hit := cache.get(key)) is not None:
             self.usage.add(request.prompt, cache_hits=1)
             return hit
+        reserved = self.budget.reserve(request) if self.budget is not None else 0.0
+        response = None
+        try:
+            response = self._complete(request)
+        finally:
+            if self.budget is not None:
+                self.budget.settle(reserved, response)
+        if cache is not None:
+            cache.put(
+                key, response, prompt=request.prompt, backend=self.backend.name,
+                model=self.backend.model,
+            )  # fmt: skip
+        return response
+
+    def _complete(self, request: ChatRequest) -> ChatResponse:
+        """The backend's answer, retrying transient failures; every call is counted."""
         s = self.settings
         policy = RetryPolicy(s.retries, s.backoff_s, s.max_retry_after_s)
         for attempt in range(s.retries + 1):
@@ -175,14 +207,6 @@ class LLMClient:
                 prompt_tokens=response.prompt_tokens,
                 completion_tokens=response.completion_tokens,
             )
-            if cache is not None:
-                cache.put(
-                    key,
-                    response,
-                    prompt=request.prompt,
-                    backend=self.backend.name,
-                    model=self.backend.model,
-                )
             return response
         raise AssertionError("unreachable")
 
@@ -231,7 +255,11 @@ class LLMClient:
     def ask_many(
         self, asks: Iterable[Ask[Any]], description: str = "asking", total: int | None = None
     ) -> Iterator[Outcome[Any]]:
-        """Outcomes of ``asks`` in order, ``llm.concurrency`` at a time, streaming."""
+        """Outcomes of ``asks`` in order, ``llm.concurrency`` at a time, streaming; with
+        ``llm.mode: batch`` (openai backend), all at once through Batch API jobs."""
+        if applies(self):
+            yield from ask_in_batches(self, asks, description, self._sleep)
+            return
         workers = self.settings.concurrency
         with ThreadPoolExecutor(workers, thread_name_prefix="llm") as pool:
             pending: deque[Future[Outcome[Any]]] = deque()
@@ -263,4 +291,7 @@ class LLMClient:
         block["response_format"] = s.response_format
         if self.backend.fallback:
             block["response_format_fallback"] = self.backend.fallback
+        if s.mode == "batch":
+            block["mode"] = s.mode
+            block["batches"] = {state: list(ids) for state, ids in self.batches.items()}
         return block

@@ -54,6 +54,33 @@ class LLMSettings(Strict):
     reasks: StrictInt = Field(
         2, ge=0, description="Re-asks with the validation error after an unusable answer."
     )
+    mode: Literal["sync", "batch"] = Field(
+        "sync",
+        description=(
+            "sync: one call per request, llm.concurrency at a time; batch (openai backend "
+            "only): each step's asks go as one OpenAI Batch API job (about half the price, "
+            "answers within the completion window), re-asks as further jobs. Answers land in "
+            "the same cache under the same keys, so batch and sync runs are interchangeable."
+        ),
+    )
+    batch_poll_s: float = Field(30.0, gt=0, description="Seconds between polls of a batch.")
+    batch_completion_window: Literal["24h"] = Field(
+        "24h", description="Completion window asked for; the only one the Batch API offers."
+    )
+    batch_max_wait_s: float = Field(
+        26 * 3600.0,
+        gt=0,
+        description=(
+            "Longest a step polls its batches before the stage stops; the batches are "
+            "recorded, so a rerun resumes polling them instead of submitting again."
+        ),
+    )
+    batch_max_requests: StrictInt = Field(
+        50_000,
+        gt=0,
+        le=50_000,
+        description="Requests per batch job (the Batch API allows 50,000 and 200 MB per file).",
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -78,3 +105,35 @@ class LLMSettings(Strict):
     output_cost_per_mtok: float = Field(
         0.0, ge=0, description="Price of a million completion tokens, for the cost estimate (USD)."
     )
+    max_cost_usd: float | None = Field(
+        None,
+        gt=0,
+        description=(
+            "Budget: the most this model's answers in the response cache may cost, at the prices "
+            "above. A run stops before a call that could pass it (priced at its prompt and full "
+            "max_tokens), keeping every answer; raise it and run again to go on. Unset: no limit."
+        ),
+    )
+    tokenizer: str | None = Field(
+        None,
+        description=(
+            "Tokenizer counting prompt tokens for `benchsmith estimate` and the budget: a local "
+            "folder or a Hub name already in the local cache. Unset: about 4 tokens per 3 words."
+        ),
+    )
+
+    @model_validator(mode="after")
+    def _priced_budget(self) -> LLMSettings:
+        if self.max_cost_usd is not None and not (
+            self.input_cost_per_mtok or self.output_cost_per_mtok
+        ):
+            raise ValueError(
+                "llm.max_cost_usd needs prices: set llm.input_cost_per_mtok and "
+                "llm.output_cost_per_mtok"
+            )
+        if self.max_cost_usd is not None and self.mode == "batch":
+            raise ValueError(
+                "llm.max_cost_usd applies to mode: sync only (a batch job is paid as a whole); "
+                "run 'benchsmith estimate' before a batch run instead"
+            )
+        return self

@@ -152,3 +152,98 @@ def limited(schema: Any, limits: Limits) -> Any:
             if name in limits.max_items:
                 prop["maxItems"] = limits.max_items[name]
     return out
+
+
+CHARS_PER_TOKEN = 3
+"""Characters one completion token is assumed to hold when sizing strings (JSON text averages
+nearer four; three leaves room)."""
+DEFAULT_MAX_ITEMS = 4
+"""``maxItems`` of a list whose ask names no size: worst-case sizing multiplies through it."""
+MIN_STRING = 24
+"""The shortest ``maxLength`` given to a free string, however many share the budget."""
+_SCALAR = 8  # worst-case characters of a number, boolean or null
+
+
+def fitted(schema: dict[str, Any], max_tokens: int) -> dict[str, Any]:
+    """``schema`` sized so a schema-constrained answer ends inside ``max_tokens``.
+
+    References to ``$defs`` are inlined so each place gets its own bounds; a list without
+    ``maxItems`` gets :data:`DEFAULT_MAX_ITEMS`; every free string (no enum, no ``maxLength``)
+    gets ``minLength`` 1 (a constrained model otherwise answers ``""``) and one shared
+    ``maxLength``, chosen so the largest answer the schema allows, keys and punctuation
+    included, fits ``max_tokens`` times :data:`CHARS_PER_TOKEN` characters (never below
+    :data:`MIN_STRING`). What is validated on return does not change.
+    """
+    body = _inlined({k: v for k, v in schema.items() if k != "$defs"}, schema.get("$defs", {}))
+    _cap_lists(body)
+    fixed, free = _worst_case(body)
+    budget = max_tokens * CHARS_PER_TOKEN
+    length = max(MIN_STRING, (budget - fixed) // free) if free else 0
+    return _bounded(body, length)
+
+
+def _inlined(node: Any, defs: Mapping[str, Any], seen: tuple[str, ...] = ()) -> Any:
+    if isinstance(node, list):
+        return [_inlined(v, defs, seen) for v in node]
+    if not isinstance(node, dict):
+        return node
+    ref = node.get("$ref", "")
+    if ref.startswith("#/$defs/") and (name := ref.removeprefix("#/$defs/")) in defs:
+        if name in seen:
+            raise ValueError(f"answer schema {name} refers to itself; it cannot be sized")
+        rest = {k: v for k, v in node.items() if k != "$ref"}
+        return _inlined({**defs[name], **rest}, defs, (*seen, name))
+    return {k: _inlined(v, defs, seen) for k, v in node.items()}
+
+
+def _cap_lists(node: Any) -> None:
+    if isinstance(node, list):
+        for v in node:
+            _cap_lists(v)
+    elif isinstance(node, dict):
+        if node.get("type") == "array":
+            node.setdefault("maxItems", max(DEFAULT_MAX_ITEMS, node.get("minItems", 0)))
+        for v in node.values():
+            _cap_lists(v)
+
+
+def _free(node: dict[str, Any]) -> bool:
+    return node.get("type") == "string" and "enum" not in node and "maxLength" not in node
+
+
+def _worst_case(node: Any) -> tuple[int, int]:
+    """(fixed characters, free strings) of the largest answer ``node`` allows."""
+    if not isinstance(node, dict):
+        return 0, 0
+    if options := node.get("anyOf") or node.get("oneOf"):
+        return max((_worst_case(o) for o in options), key=lambda fs: fs[0] + fs[1] * MIN_STRING)
+    kind = node.get("type")
+    if kind == "object":
+        fixed, free = 2, 0
+        for key, prop in (node.get("properties") or {}).items():
+            f, n = _worst_case(prop)
+            fixed, free = fixed + len(key) + 4 + f, free + n
+        return fixed, free
+    if kind == "array":
+        f, n = _worst_case(node.get("items", {}))
+        count = node["maxItems"]
+        return 2 + count * (f + 1), count * n
+    if kind == "string":
+        if "enum" in node:
+            return 2 + max((len(str(v)) for v in node["enum"]), default=0), 0
+        if "maxLength" in node:
+            return 2 + node["maxLength"], 0
+        return 2, 1
+    return _SCALAR, 0
+
+
+def _bounded(node: Any, length: int) -> Any:
+    if isinstance(node, list):
+        return [_bounded(v, length) for v in node]
+    if not isinstance(node, dict):
+        return node
+    out = {k: _bounded(v, length) for k, v in node.items()}
+    if _free(out):
+        out["maxLength"] = max(length, out.get("minLength", 1))
+        out.setdefault("minLength", 1)
+    return out

@@ -50,29 +50,37 @@ class OpenAIBackend(Backend):
             try:
                 return self._complete(request, _json_schema(request))
             except CallFailed as exc:
-                if not _refuses_schema(exc.reason):
+                if not refuses_schema(exc.reason):
                     raise
                 self.fallback = f"json_schema refused ({exc.reason}); json_object sent instead"
                 log.warning("%s: %s", self.base_url, self.fallback)
-        if fmt in ("json_schema", "json_object"):
-            return self._complete(request, {"type": "json_object"})
-        return self._complete(request, None)
+        return self._complete(request, self._plain_format(request))
+
+    @property
+    def sdk(self) -> Any:
+        """The ``openai.OpenAI`` client (key, base URL and timeout set; no SDK retries)."""
+        return self._client
+
+    def batch_body(self, request: ChatRequest) -> dict[str, Any]:
+        """The body of ``request`` as a Batch API line carries it: the same body
+        :meth:`complete` sends, in the response format it would try first."""
+        if request.response_format == "json_schema" and not self.fallback:
+            return chat_body(self.model, request, _json_schema(request))
+        return chat_body(self.model, request, self._plain_format(request))
+
+    @staticmethod
+    def _plain_format(request: ChatRequest) -> dict[str, Any] | None:
+        """JSON mode for any structured ask (the fallback from a refused schema), else none."""
+        if request.response_format in ("json_schema", "json_object"):
+            return {"type": "json_object"}
+        return None
 
     def _complete(self, request: ChatRequest, response_format: dict | None) -> ChatResponse:
         import openai
 
-        options: dict[str, Any] = {
-            "temperature": request.temperature,
-            "max_tokens": request.max_tokens,
-            "seed": request.seed,
-        }
-        if response_format is not None:
-            options["response_format"] = response_format
         try:
             reply = self._client.chat.completions.create(
-                model=self.model,
-                messages=[{"role": m.role, "content": m.content} for m in request.messages],
-                **options,
+                **chat_body(self.model, request, response_format)
             )
         except openai.APITimeoutError:
             raise TransientError("timeout") from None
@@ -93,14 +101,37 @@ class OpenAIBackend(Backend):
                 wait = retry_after_s(exc.response.headers.get("retry-after"))
                 raise TransientError(f"HTTP {status}", wait) from None
             raise CallFailed(f"HTTP {status}: {_message(exc)}") from None
-        if not reply.choices:
-            raise CallFailed("the server returned no choices")
-        text = reply.choices[0].message.content or ""
-        usage = reply.usage
-        if usage is not None and usage.prompt_tokens is not None:
-            return ChatResponse(text, usage.prompt_tokens, usage.completion_tokens or 0)
-        prompt_text = " ".join(m.content for m in request.messages)
-        return ChatResponse(text, estimate_tokens(prompt_text), estimate_tokens(text))
+        return chat_response(reply, request)
+
+
+def chat_body(
+    model: str, request: ChatRequest, response_format: dict[str, Any] | None
+) -> dict[str, Any]:
+    """The ``chat.completions`` request body: what a call sends and what a batch line holds."""
+    body: dict[str, Any] = {
+        "model": model,
+        "messages": [{"role": m.role, "content": m.content} for m in request.messages],
+        "temperature": request.temperature,
+        "max_tokens": request.max_tokens,
+        "seed": request.seed,
+    }
+    if response_format is not None:
+        body["response_format"] = response_format
+    return body
+
+
+def chat_response(reply: Any, request: ChatRequest | None) -> ChatResponse:
+    """The answer in a ``chat.completion`` reply, with its usage (estimated when the server
+    reports none, from the request's messages when known). Raises :class:`CallFailed` when
+    the reply holds no choice."""
+    if not reply.choices:
+        raise CallFailed("the server returned no choices")
+    text = reply.choices[0].message.content or ""
+    usage = reply.usage
+    if usage is not None and usage.prompt_tokens is not None:
+        return ChatResponse(text, usage.prompt_tokens, usage.completion_tokens or 0)
+    prompt_text = " ".join(m.content for m in request.messages) if request else ""
+    return ChatResponse(text, estimate_tokens(prompt_text), estimate_tokens(text))
 
 
 def _json_schema(request: ChatRequest) -> dict[str, Any]:
@@ -116,7 +147,7 @@ def _json_schema(request: ChatRequest) -> dict[str, Any]:
     }
 
 
-def _refuses_schema(reason: str) -> bool:
+def refuses_schema(reason: str) -> bool:
     """Whether a refused call names the structured-output parameter (an HTTP 400 such as
     ``Unsupported parameter: 'response_format.json_schema'``)."""
     lowered = reason.lower()

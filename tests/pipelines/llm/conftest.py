@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from pipelines.llm import LLMSettings, PromptLibrary
+from pipelines.llm import LLMClient, LLMSettings, PromptLibrary, ResponseCache
+from pipelines.llm.backends.openai_api import OpenAIBackend
 from pipelines.llm.prompts import PROMPTS
 
 PICK = """[system]
@@ -46,3 +48,19 @@ def settings_for(base_url: str, tmp_path: Path, **overrides: object) -> LLMSetti
     }
     values.update(overrides)
     return LLMSettings.model_validate(values)
+
+
+def client_for(url: str, tmp_path: Path, prompts: PromptLibrary, **overrides: Any) -> LLMClient:
+    """A client of :func:`settings_for`'s settings whose backoff waits are recorded in
+    ``client.waits``, not slept."""
+    settings = settings_for(url, tmp_path, **overrides)
+    waits: list[float] = []
+    client = LLMClient(
+        settings,
+        OpenAIBackend(settings),
+        cache=ResponseCache(settings.cache),
+        prompts=prompts,
+        sleep=waits.append,
+    )
+    client.waits = waits  # type: ignore[attr-defined]
+    return client

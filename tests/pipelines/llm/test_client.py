@@ -6,16 +6,14 @@ import json
 import threading
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 from pydantic import BaseModel
 
 from pipelines.errors import LLMError
-from pipelines.llm import Ask, LLMClient, PromptLibrary, ResponseCache, TemplateBackend
-from pipelines.llm.backends.openai_api import OpenAIBackend
+from pipelines.llm import Ask, LLMClient, PromptLibrary, TemplateBackend
 from pipelines.llm.usage import answers_line
-from tests.pipelines.llm.conftest import settings_for
+from tests.pipelines.llm.conftest import client_for, settings_for
 from tests.support.openai_server import openai_server
 
 GOOD = '{"colours": ["red", "green", "blue"]}'
@@ -31,20 +29,6 @@ class Value(BaseModel):
 
 def pick(topic: str = "sea", n: int = 3) -> Ask[Colours]:
     return Ask("t/pick", {"n": n, "topic": topic}, Colours)
-
-
-def client_for(url: str, tmp_path: Path, prompts: PromptLibrary, **overrides: Any) -> LLMClient:
-    settings = settings_for(url, tmp_path, **overrides)
-    waits: list[float] = []
-    client = LLMClient(
-        settings,
-        OpenAIBackend(settings),
-        cache=ResponseCache(settings.cache),
-        prompts=prompts,
-        sleep=waits.append,
-    )
-    client.waits = waits  # type: ignore[attr-defined]
-    return client
 
 
 def test_valid_answer_is_parsed_and_counted(tmp_path: Path, prompts: PromptLibrary) -> None:

@@ -12,7 +12,15 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from pipelines.llm import Ask, LLMClient, LLMSettings, PromptLibrary, ResponseCache
 from pipelines.llm.backends.openai_api import OpenAIBackend
-from pipelines.llm.structured import Limits, TextAnswer, answer_schema, is_strict, limited
+from pipelines.llm.structured import (
+    MIN_STRING,
+    Limits,
+    TextAnswer,
+    answer_schema,
+    fitted,
+    is_strict,
+    limited,
+)
 from tests.pipelines.llm.conftest import settings_for
 from tests.support.openai_server import openai_server
 
@@ -62,8 +70,16 @@ def test_json_schema_sends_the_answer_models_schema(tmp_path, prompts) -> None:
     strict, loose, prose = (b.get("response_format") for b in seen.bodies)
     assert strict["type"] == "json_schema"
     assert strict["json_schema"]["name"] == "Colours"
-    assert strict["json_schema"]["schema"] == Colours.model_json_schema()
-    assert strict["json_schema"]["schema"]["properties"]["colours"]["maxItems"] == 8
+    sent = strict["json_schema"]["schema"]
+    declared = Colours.model_json_schema()
+    assert {k: v for k, v in sent.items() if k != "properties"} == {
+        **{k: v for k, v in declared.items() if k != "properties"},
+        "additionalProperties": False,
+    }
+    colours = sent["properties"]["colours"]
+    assert (colours["minItems"], colours["maxItems"]) == (1, 8)
+    # each colour is bounded so that eight of them fit max_tokens, and may not be empty
+    assert colours["items"]["minLength"] == 1 and colours["items"]["maxLength"] >= 24
     assert strict["json_schema"]["strict"] is True
     # every object is closed in what is sent; an optional field still rules out strict mode
     assert loose["json_schema"]["schema"]["additionalProperties"] is False
@@ -164,3 +180,79 @@ def test_an_asks_limits_go_out_with_its_schema(tmp_path, prompts) -> None:
         assert client.ask(Ask("t/pick", {"n": 3, "topic": "sea"}, LooseColours, None, limits)).ok
     sent = seen.bodies[0]["response_format"]["json_schema"]["schema"]
     assert sent["properties"]["colours"]["maxItems"] == 3
+
+
+class Evidence(BaseModel):
+    passage_id: str
+    quote: str
+
+
+class Draft(BaseModel):
+    question: str
+    answers: list[str]
+    hops: int = 1
+    evidence: list[Evidence]
+
+
+class Questions(BaseModel):
+    drafts: list[Draft]
+
+
+def _largest(schema: Any) -> Any:
+    """The largest answer ``schema`` allows: every list full, every string at its longest."""
+    if "anyOf" in schema:
+        return max((_largest(o) for o in schema["anyOf"]), key=lambda v: len(json.dumps(v)))
+    kind = schema.get("type")
+    if kind == "object":
+        return {k: _largest(v) for k, v in schema["properties"].items()}
+    if kind == "array":
+        return [_largest(schema["items"]) for _ in range(schema["maxItems"])]
+    if kind == "string":
+        return max(schema["enum"], key=len) if "enum" in schema else "x" * schema["maxLength"]
+    return 1234567
+
+
+@pytest.mark.parametrize("max_tokens", [300, 1024, 4096])
+def test_a_fitted_schemas_largest_answer_fits_max_tokens(max_tokens: int) -> None:
+    limits = Limits(enums={"passage_id": ["p-1", "p-22"]}, max_items={"drafts": 3})
+    schema = fitted(limited(answer_schema(Questions), limits), max_tokens)
+    assert "$defs" not in schema and "$ref" not in json.dumps(schema)  # each place has bounds
+    draft = schema["properties"]["drafts"]["items"]
+    assert schema["properties"]["drafts"]["maxItems"] == 3  # the ask's size is kept
+    assert draft["properties"]["evidence"]["maxItems"] == 4  # an unsized list gets the default
+    assert draft["properties"]["evidence"]["items"]["properties"]["passage_id"]["enum"] == [
+        "p-1",
+        "p-22",
+    ]
+    largest = json.dumps(_largest(schema), separators=(",", ":"))
+    length = draft["properties"]["question"]["maxLength"]
+    assert draft["properties"]["question"]["minLength"] == 1
+    if length > MIN_STRING:  # not clamped: the whole answer fits in three characters a token
+        assert len(largest) <= max_tokens * 3
+        assert len(json.dumps(_largest(fitted(answer_schema(Questions), max_tokens * 2)))) > len(
+            largest
+        )
+    else:
+        assert max_tokens == 300
+
+
+def test_fitting_keeps_declared_lengths_and_refuses_a_self_referring_schema() -> None:
+    class Named(BaseModel):
+        name: str = Field(min_length=3, max_length=10)
+        kind: str
+
+    schema = fitted(answer_schema(Named), 100)
+    assert schema["properties"]["name"] == {
+        "maxLength": 10,
+        "minLength": 3,
+        "title": "Name",
+        "type": "string",
+    }
+    assert schema["properties"]["kind"]["maxLength"] >= MIN_STRING
+
+    class Tree(BaseModel):
+        label: str
+        children: list[Tree] = []
+
+    with pytest.raises(ValueError, match="Tree refers to itself"):
+        fitted(answer_schema(Tree), 100)

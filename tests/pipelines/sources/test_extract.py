@@ -201,10 +201,10 @@ def test_hanging_and_crashing_documents_fail_alone_and_the_rest_go_on(workers):
     docs = [(doc_id, f"text of {doc_id}", "") for doc_id in ids]
     settings = ExtractSettings(workers=workers, timeout_s=1)
 
-    start = time.monotonic()
     results = list(extract_many(docs, settings, extractor=misbehaving_extractor))
-    elapsed = time.monotonic() - start
 
+    # the hang was cut at its 1 s limit (the reason says so); no wall-clock bound is asserted,
+    # which a loaded machine would break without anything being wrong
     assert [r.doc_id for r in results] == ids
     by_id = {r.doc_id: r for r in results}
     assert by_id["hang"].status == "extract_failed"
@@ -217,7 +217,6 @@ def test_hanging_and_crashing_documents_fail_alone_and_the_rest_go_on(workers):
     assert by_id["raise"].reason == "extractor raised RuntimeError: bad page"
     others = [r for r in results if r.doc_id not in {"hang", "segv", "crash", "raise"}]
     assert all(r.status == "ok" and r.text == f"text of {r.doc_id}" for r in others)
-    assert elapsed < 10
 
 
 def test_stopping_early_leaves_no_worker_behind():

@@ -125,7 +125,8 @@ def test_with_json_schema_each_question_ask_names_the_passages_it_shows(
         prompt = next(m["content"] for m in body["messages"] if m["role"] == "user")
         shown = [passage_id for passage_id, _ in _PASSAGE.findall(prompt)]
         schema = body["response_format"]["json_schema"]["schema"]
-        quote = schema["$defs"]["Quote"]["properties"]["passage_id"]
+        question = schema["properties"]["questions"]["items"]
+        quote = question["properties"]["evidence"]["items"]["properties"]["passage_id"]
         assert quote["enum"] == shown
         limit = events.questions_per_event + events.multi_hop_per_event
         assert schema["properties"]["questions"]["maxItems"] == limit

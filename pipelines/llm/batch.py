@@ -1,0 +1,372 @@
+"""``llm.mode: batch``: a step's asks answered through OpenAI Batch API jobs, in rounds.
+
+Round r runs every unfinished ask through the client's own ``ask`` logic against the cache
+only: an answer found there is parsed and checked as usual, and the first request that is not
+there (a first ask, or a re-ask built from an invalid answer) is collected. The round's
+requests go as one job (split only past the API's size limits); its answers are written to the
+response cache under the keys a synchronous call uses, and the next round starts. After at
+most ``reasks + 1`` rounds no ask needs a new request, and a final pass asks everything again,
+in order, answered from the cache, this run's batch answers counted as calls (with their tokens)
+exactly as synchronous calls are. A request that failed in a job (an error file line, a
+non-200 line) fails its ask with ``call_failed: <reason>`` and is not cached.
+
+Every job is recorded in the cache's SQLite file (:class:`BatchLedger`) as soon as it exists
+and tagged with the digest of its request keys, so an interrupted run resumes the jobs it
+recorded, or finds an unrecorded one by its digest, and never submits the same requests twice
+while a job holding them is open. An expired job keeps what it answered and only the rest is
+submitted again; a failed or cancelled job stops the stage with its id.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import logging
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from pipelines.errors import LLMError
+from pipelines.llm.backends.base import Backend, CallFailed
+from pipelines.llm.backends.openai_api import OpenAIBackend, refuses_schema
+from pipelines.llm.batch_api import TERMINAL, BatchAPI, LineResults, batch_errors, chunked
+from pipelines.llm.batch_api import jsonl_line as _line
+from pipelines.llm.batch_ledger import BatchLedger
+from pipelines.llm.cache import ResponseCache
+from pipelines.llm.records import ChatRequest, ChatResponse
+from pipelines.llm.settings import LLMSettings
+from pipelines.llm.usage import LLMUsage
+from pipelines.progress import progress_iter
+
+log = logging.getLogger(__name__)
+
+
+class Client(Protocol):
+    """What the batch mode needs of :class:`pipelines.llm.client.LLMClient`."""
+
+    settings: LLMSettings
+    backend: Backend
+    cache: ResponseCache | None
+    usage: LLMUsage
+    batches: dict[str, list[str]]
+
+    def ask(self, ask: Any) -> Any: ...
+
+
+def applies(client: Client) -> bool:
+    """Whether ``client`` asks in batches: batch mode, the ``openai`` backend and a cache."""
+    if client.settings.mode != "batch" or not isinstance(client.backend, OpenAIBackend):
+        return False
+    if client.cache is None:
+        log.warning("llm.mode: batch needs the response cache; asking one call at a time")
+        return False
+    return True
+
+
+def ask_in_batches(
+    client: Client, asks: Iterable[Any], description: str, sleep: Callable[[float], None]
+) -> Iterator[Any]:
+    """The Outcomes of ``asks`` in order, their requests answered by Batch API jobs."""
+    items = list(asks)
+    run = _BatchRun(client, description, sleep)
+    run.answer(items)
+    final = run.final_client()
+    yield from progress_iter((final.ask(a) for a in items), description, total=len(items))
+
+
+def digest_of(keys: Iterable[str]) -> str:
+    """The digest of a set of request keys: a job's identity across runs."""
+    return hashlib.sha256("\n".join(sorted(keys)).encode()).hexdigest()
+
+
+class _Pending(BaseException):
+    """A request missing from the cache (a BaseException: nothing on the way may catch it)."""
+
+    def __init__(self, key: str, request: ChatRequest):
+        super().__init__(key)
+        self.key = key
+        self.request = request
+
+
+class _Collector(Backend):
+    """Answers nothing: a request missing from the cache is collected; one a job failed fails."""
+
+    def __init__(self, backend: Backend, failures: Mapping[str, str]):
+        self.name, self.model = backend.name, backend.model
+        self.failures = failures
+
+    def complete(self, request: ChatRequest) -> ChatResponse:
+        key = request.cache_key(self.name, self.model)
+        if key in self.failures:
+            raise CallFailed(self.failures[key])
+        raise _Pending(key, request)
+
+
+class _Replay(Backend):
+    """This run's batch answers as calls, so they are counted as synchronous calls are."""
+
+    def __init__(
+        self, backend: Backend, answers: Mapping[str, ChatResponse], failures: Mapping[str, str]
+    ):
+        self.name, self.model = backend.name, backend.model
+        self.answers, self.failures = answers, failures
+
+    def complete(self, request: ChatRequest) -> ChatResponse:
+        key = request.cache_key(self.name, self.model)
+        if key in self.answers:
+            return self.answers[key]
+        raise CallFailed(self.failures.get(key, "no batch answered this request"))
+
+
+class _FreshFirst(ResponseCache):
+    """The response cache, missing each of this run's batch answers once (for :class:`_Replay`
+    to serve and count); then, and for everything else, the cache itself."""
+
+    def __init__(self, cache: ResponseCache, fresh: Iterable[str]):
+        self._cache = cache
+        self.path = cache.path
+        self._unserved = set(fresh)
+
+    def get(self, key: str) -> ChatResponse | None:
+        if key in self._unserved:
+            self._unserved.discard(key)
+            return None
+        return self._cache.get(key)
+
+    def put(
+        self, key: str, response: ChatResponse, *, prompt: str, backend: str, model: str
+    ) -> None:
+        """Nothing: only :class:`_Replay`'s answers reach here, and they are stored already."""
+
+    def __len__(self) -> int:
+        return len(self._cache)
+
+    def close(self) -> None:
+        self._cache.close()
+
+
+@dataclass
+class _Job:
+    """A Batch API job as last seen, with its requests (cache key to prompt name)."""
+
+    batch: Any
+    prompts: dict[str, str]
+
+
+class _BatchRun:
+    """The rounds of one ``ask_many`` call."""
+
+    def __init__(self, client: Client, description: str, sleep: Callable[[float], None]):
+        assert isinstance(client.backend, OpenAIBackend) and client.cache is not None
+        self.client = client
+        self.settings = client.settings
+        self.backend: OpenAIBackend = client.backend
+        self.cache: ResponseCache = client.cache
+        self.description = description
+        self.sleep = sleep
+        self.api = BatchAPI(self.backend, self.settings)
+        self.ledger = BatchLedger(self.cache.path)
+        self.requests: dict[str, ChatRequest] = {}
+        self.fresh: dict[str, ChatResponse] = {}
+        self.failures: dict[str, str] = {}
+        self.rounds = 0
+        self.waited_s = 0.0
+
+    def _twin(self, backend: Backend, cache: ResponseCache, usage: LLMUsage | None) -> Client:
+        """The client with another backend and cache (and usage counters, if given)."""
+        twin = copy.copy(self.client)
+        twin.backend, twin.cache = backend, cache
+        if usage is not None:
+            twin.usage = usage
+        return twin
+
+    def final_client(self) -> Client:
+        """The client answering from the cache and this run's jobs; it counts on the client's
+        own usage, as synchronous calls would be counted."""
+        replay = _Replay(self.backend, self.fresh, self.failures)
+        return self._twin(replay, _FreshFirst(self.cache, self.fresh), None)
+
+    def answer(self, asks: list[Any]) -> None:
+        """Run rounds until every ask is answered, failed, or out of re-asks."""
+        waiting = list(range(len(asks)))
+        for _ in range(self.settings.reasks + 1):
+            pending, waiting = self._collect(asks, waiting)
+            if not pending:
+                return
+            self.rounds += 1
+            self._answer_round(pending)
+
+    def _collect(
+        self, asks: list[Any], indexes: list[int]
+    ) -> tuple[dict[str, ChatRequest], list[int]]:
+        """The requests the asks at ``indexes`` need next, and the asks that need them."""
+        shadow = self._twin(_Collector(self.backend, self.failures), self.cache, LLMUsage())
+        pending: dict[str, ChatRequest] = {}
+        waiting: list[int] = []
+        for i in indexes:
+            try:
+                shadow.ask(asks[i])
+            except _Pending as missing:
+                pending.setdefault(missing.key, missing.request)
+                waiting.append(i)
+        return pending, waiting
+
+    def _answer_round(self, pending: dict[str, ChatRequest]) -> None:
+        """Answer ``pending`` through jobs: resume open ones holding any of it, else submit."""
+        self.requests.update(pending)
+        remaining = dict(pending)
+        while remaining:
+            jobs = self._resumable(remaining) or self._submit(remaining)
+            self._wait(jobs)
+            retry = self._ingest(jobs)
+            remaining = {
+                key: request
+                for key, request in remaining.items()
+                if key in retry or (key not in self.fresh and key not in self.failures)
+            }
+
+    def _resumable(self, remaining: Mapping[str, ChatRequest]) -> list[_Job]:
+        """Recorded open jobs that hold any of ``remaining``, as they are now."""
+        jobs = []
+        for batch_id, prompts in self.ledger.open_jobs().items():
+            if not prompts.keys() & remaining.keys():
+                continue
+            batch = self.api.retrieve(batch_id, missing_ok=True)
+            if batch is None:
+                log.warning("recorded batch %s no longer exists; asking again", batch_id)
+                self.ledger.close(batch_id, "missing")
+                continue
+            log.info("resuming batch %s (%d requests, %s)", batch_id, len(prompts), batch.status)
+            self.client.batches["resumed"].append(batch_id)
+            jobs.append(_Job(batch, prompts))
+        return jobs
+
+    def _submit(self, remaining: Mapping[str, ChatRequest]) -> list[_Job]:
+        """One job per chunk of ``remaining``, unless the job list already holds it."""
+        lines = {key: _line(key, self.backend.batch_body(r)) for key, r in remaining.items()}
+        known = self.ledger.known()
+        jobs = []
+        for chunk in chunked(lines, self.settings.batch_max_requests):
+            digest = digest_of(chunk)
+            prompts = {key: remaining[key].prompt for key in chunk}
+            batch = self.api.find(digest, known)
+            if batch is not None:
+                log.info(
+                    "batch %s holds these %d requests already; resuming it", batch.id, len(chunk)
+                )
+                self.client.batches["resumed"].append(batch.id)
+            else:
+                batch = self.api.submit(chunk.values(), digest)
+                self.client.batches["submitted"].append(batch.id)
+                log.info("submitted batch %s: %d requests", batch.id, len(chunk))
+            self.ledger.record(batch.id, digest, prompts)
+            jobs.append(_Job(batch, prompts))
+        return jobs
+
+    def _wait(self, jobs: list[_Job]) -> None:
+        """Poll ``jobs`` every ``batch_poll_s`` until all are finished, with a progress bar."""
+        total = sum(len(job.prompts) for job in jobs)
+        label = f"{self.description}: batch round {self.rounds}"
+        for _ in progress_iter(self._polls(jobs), label, total=total):
+            pass
+
+    def _polls(self, jobs: list[_Job]) -> Iterator[None]:
+        """Yield once per request the jobs report done; return when all jobs are finished."""
+        shown = 0
+        while True:
+            for job in jobs:
+                if job.batch.status not in TERMINAL:
+                    before = job.batch.status
+                    job.batch = self.api.retrieve(job.batch.id)
+                    if job.batch.status != before:
+                        log.info("batch %s: %s", job.batch.id, job.batch.status)
+            done = sum(_done(job.batch) for job in jobs)
+            yield from (None for _ in range(done - shown))
+            shown = max(shown, done)
+            if all(job.batch.status in TERMINAL for job in jobs):
+                return
+            if self.waited_s >= self.settings.batch_max_wait_s:
+                waiting = ", ".join(
+                    f"{job.batch.id} ({job.batch.status})"
+                    for job in jobs
+                    if job.batch.status not in TERMINAL
+                )
+                raise LLMError(
+                    f"batches still running after {self.waited_s:.0f} s "
+                    f"(llm.batch_max_wait_s): {waiting}; they are recorded, rerun to resume "
+                    "polling them"
+                )
+            self.sleep(self.settings.batch_poll_s)
+            self.waited_s += self.settings.batch_poll_s
+
+    def _ingest(self, jobs: list[_Job]) -> set[str]:
+        """Cache the answers of finished ``jobs`` and note their failures; the keys to submit
+        again (the rest of an expired job that answered some, schema refusals)."""
+        retry: set[str] = set()
+        stopped = []
+        for job in jobs:
+            batch = job.batch
+            requests = {key: self.requests.get(key) for key in job.prompts}
+            results = self.api.results(batch, requests)
+            for key, response in results.answers.items():
+                self.cache.put(
+                    key,
+                    response,
+                    prompt=job.prompts[key],
+                    backend=self.backend.name,
+                    model=self.backend.model,
+                )
+                self.fresh[key] = response
+                self.failures.pop(key, None)
+            refused = self._schema_refused(results)
+            retry |= refused
+            for key, reason in results.failures.items():
+                if key not in self.fresh and key not in refused:
+                    self.failures[key] = reason
+            unanswered = [
+                key
+                for key in job.prompts
+                if key not in self.fresh and key not in self.failures and key not in refused
+            ]
+            if batch.status == "expired" and results.answers and unanswered:
+                log.warning(
+                    "batch %s expired after answering %d of %d requests; submitting the rest",
+                    batch.id,
+                    len(results.answers),
+                    len(job.prompts),
+                )
+                retry |= set(unanswered)
+            else:
+                for key in unanswered:
+                    self.failures[key] = f"batch {batch.id} {batch.status} without an answer"
+            self.ledger.close(batch.id, batch.status)
+            if batch.status in ("failed", "cancelled"):
+                stopped.append(f"batch {batch.id} {batch.status}: {batch_errors(batch)}")
+        if stopped:
+            raise LLMError(
+                "; ".join(stopped) + " (answers it gave are cached; a rerun submits the rest)"
+            )
+        return retry
+
+    def _schema_refused(self, results: LineResults) -> set[str]:
+        """Requests refused for their json_schema: sent again as json_object, once per run."""
+        refused = {
+            key: reason
+            for key, reason in results.failures.items()
+            if refuses_schema(reason)
+            and (request := self.requests.get(key)) is not None
+            and request.response_format == "json_schema"
+        }
+        if not refused or self.backend.fallback:
+            return set()
+        reason = next(iter(refused.values()))
+        self.backend.fallback = f"json_schema refused ({reason}); json_object sent instead"
+        log.warning("%s: %s", self.backend.base_url, self.backend.fallback)
+        return set(refused)
+
+
+def _done(batch: Any) -> int:
+    counts = batch.request_counts
+    if counts is None:
+        return 0
+    return (counts.completed or 0) + (counts.failed or 0)

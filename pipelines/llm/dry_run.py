@@ -1,0 +1,95 @@
+"""Dry runs: the asks a pipeline would make, counted and priced, none of them sent.
+
+Inside :func:`dry_run`, every client :meth:`LLMClient.from_settings` builds answers from the
+response cache where it holds the question (a cache hit, free) and otherwise from the stage's
+template responders, so later steps see answers of the right shape and ask what they would ask.
+Each answer that is not a cache hit counts as a call: its prompt tokens are counted from the
+rendered messages (:class:`TokenCounter`), its completion tokens are the mean of that prompt's
+cached answers from the model, or ``max_tokens`` where the cache has none. The cache is read,
+never written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+
+from pipelines.llm.backends.base import Backend
+from pipelines.llm.backends.template import Responder, TemplateBackend
+from pipelines.llm.cache import ResponseCache
+from pipelines.llm.records import ChatRequest, ChatResponse
+from pipelines.llm.settings import LLMSettings
+from pipelines.llm.tokens import TokenCounter
+
+MEAN = "mean of cached answers"
+MAX_TOKENS = "max_tokens"
+
+
+@dataclass
+class DryRun:
+    """A dry run's token counter, and where each prompt's completion estimate came from."""
+
+    counter: TokenCounter
+    completion_source: dict[str, str] = field(default_factory=dict)
+
+
+_ACTIVE: ContextVar[DryRun | None] = ContextVar("benchsmith_dry_run", default=None)
+
+
+@contextmanager
+def dry_run(counter: TokenCounter) -> Iterator[DryRun]:
+    """Make every client built inside a dry-run client."""
+    run = DryRun(counter)
+    token = _ACTIVE.set(run)
+    try:
+        yield run
+    finally:
+        _ACTIVE.reset(token)
+
+
+def active() -> DryRun | None:
+    """The dry run in progress, if any."""
+    return _ACTIVE.get()
+
+
+class ReadOnlyCache(ResponseCache):
+    """The response cache, read only: a dry run's stand-in answers never reach it."""
+
+    def put(self, *args: object, **kwargs: object) -> None:
+        """Store nothing."""
+
+
+class DryRunBackend(Backend):
+    """Stand-in answers under the configured backend's name and model (so cache keys match)."""
+
+    def __init__(
+        self,
+        settings: LLMSettings,
+        responders: Mapping[str, Responder],
+        run: DryRun,
+        means: Mapping[str, float],
+    ):
+        self.name = settings.backend
+        self.model = settings.model if settings.backend == "openai" else "template"
+        self.cacheable = settings.backend != "template"
+        self._answers = TemplateBackend(responders)
+        self._run = run
+        self._means = dict(means)
+
+    def complete(self, request: ChatRequest) -> ChatResponse:
+        text = self._answers.complete(request).text
+        mean = self._means.get(request.prompt)
+        self._run.completion_source[request.prompt] = MAX_TOKENS if mean is None else MEAN
+        completion = request.max_tokens if mean is None else min(round(mean), request.max_tokens)
+        return ChatResponse(text, self._run.counter.count(request.messages), completion)
+
+
+def dry_run_parts(
+    settings: LLMSettings, responders: Mapping[str, Responder], run: DryRun
+) -> tuple[DryRunBackend, ResponseCache | None]:
+    """The backend and read-only cache of a dry-run client for ``settings``."""
+    cache = ReadOnlyCache(settings.cache) if settings.cache.is_file() else None
+    means = cache.mean_completion_tokens(settings.backend, settings.model) if cache else {}
+    return DryRunBackend(settings, responders, run, means), cache

@@ -1,0 +1,108 @@
+"""``benchsmith estimate`` against runs through a real local OpenAI-compatible server: the calls
+it foresees are the calls a run makes, what the cache holds is subtracted, and the estimate
+sends nothing and writes nothing to the cache."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+from rich.console import Console
+from typer.testing import CliRunner
+
+from pipelines.cli import app, print_estimate
+from pipelines.dag.estimate import estimate, model_stages
+from pipelines.dag.invoke import Workspace, run_stage
+from pipelines.llm.dry_run import MAX_TOKENS, MEAN
+from pipelines.settings import Params
+from tests.support.openai_server import openai_server
+from tests.support.snapshot import ROOT
+
+ANSWER = "The answer is in the passages above, as they say."
+
+
+def _params(params: Params, url: str, tmp_path: Path) -> Params:
+    llm = params.llm.model_copy(
+        update={
+            "backend": "openai",
+            "base_url": url,
+            "model": "scripted",
+            "cache": tmp_path / "llm.sqlite",
+            "retries": 0,
+            "max_tokens": 40,
+            "input_cost_per_mtok": 0.15,
+            "output_cost_per_mtok": 0.6,
+        }
+    )
+    baselines = params.lveval_baselines.model_copy(
+        update={"retrievers": ["bm25"], "context_tokens": 600}
+    )
+    return params.model_copy(update={"llm": llm, "lveval_baselines": baselines})
+
+
+def _row(result: Any) -> Any:
+    (row,) = [r for r in result.rows if r.prompt == "lveval/answer"]
+    return row
+
+
+def test_the_estimate_foresees_the_runs_calls_and_subtracts_the_cache(
+    lveval_data: Path, params: Params, tmp_path: Path
+) -> None:
+    where = Workspace(ROOT, ROOT / "params.yaml", lveval_data)
+    with openai_server(lambda body, n: ANSWER) as (url, seen):
+        p = _params(params, url, tmp_path)
+        before = _row(estimate(p, where, ["lveval_baselines"]))
+        assert seen.count == 0 and not (tmp_path / "llm.sqlite").exists()  # nothing sent
+        assert before.calls > 0 and before.cache_hits == 0
+        assert before.completion_tokens == before.calls * 40  # no answers seen: max_tokens
+        assert before.completion_from == MAX_TOKENS
+        assert before.cost_usd == pytest.approx(
+            (before.prompt_tokens * 0.15 + before.completion_tokens * 0.6) / 1e6, abs=1e-6
+        )
+
+        run_stage("lveval_baselines", p, where, out=tmp_path / "run")
+        ran = json.loads((tmp_path / "run" / "stats.json").read_text())["llm"]
+        assert ran["calls"] == seen.count == before.calls  # calls: exact
+
+        # the cache loses a third of its answers: the estimate asks for exactly those again
+        with sqlite3.connect(tmp_path / "llm.sqlite") as db:
+            keys = [k for (k,) in db.execute("SELECT key FROM responses ORDER BY key")]
+            lost = keys[::3]
+            db.executemany("DELETE FROM responses WHERE key = ?", [(k,) for k in lost])
+        after = _row(estimate(p, where, ["lveval_baselines"]))
+        assert (after.calls, after.cache_hits) == (len(lost), before.calls - len(lost))
+        assert after.completion_from == MEAN  # the step's mean from the answers cached
+        words = len(ANSWER.split())  # the scripted server counts words as tokens
+        assert after.completion_tokens == len(lost) * words
+        assert seen.count == before.calls
+
+
+def test_model_stages_run_in_table_order_with_the_stages_between_them() -> None:
+    names = [s.name for s in model_stages()]
+    assert names.index("summhay") < names.index("chunk") < names.index("wikigen_baselines")
+    assert {"wiki", "web", "embed", "publish"}.isdisjoint(names)
+    assert [s.name for s in model_stages(["lveval"])] == ["lveval"]
+    with pytest.raises(ValueError, match="no model-asking stage \\['wiki'\\]"):
+        model_stages(["wiki"])
+
+
+def test_the_cli_refuses_an_unknown_stage_and_prints_every_prompt(
+    lveval_data: Path, params: Params, tmp_path: Path
+) -> None:
+    args = ["estimate", "--params", str(ROOT / "params.yaml"), "--stage", "wiki"]
+    refused = CliRunner().invoke(app, args)
+    assert refused.exit_code == 1 and "no model-asking stage ['wiki']" in refused.output
+
+    where = Workspace(ROOT, ROOT / "params.yaml", lveval_data)
+    with openai_server(lambda body, n: ANSWER) as (url, _):
+        result = estimate(_params(params, url, tmp_path), where, ["lveval_baselines"])
+    console = Console(record=True, width=150)
+    print_estimate(result.to_dict(), console)
+    text = console.export_text()
+    row = _row(result)
+    assert f"{row.completion_tokens}*" in text  # marked: max_tokens, no cached answers yet
+    assert "lveval/answer" in text and "approximate (4 tokens per 3 words)" in text
+    assert str(row.calls) in text and f"≤ {row.calls * 3}" in text  # llm.reasks: 2
