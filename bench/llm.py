@@ -5,9 +5,18 @@ A local OpenAI-compatible server on 127.0.0.1 answers every chat completion afte
 latency (200 ms by default). For each concurrency level, the same number of distinct questions
 goes through our client (render, cache miss, call, parse, validate, store) and through bare
 ``openai`` SDK calls in a thread pool of the same size (the reference). A second pass of our
-client over the same questions is served from the SQLite cache. Run:
+client over the same questions is served from the SQLite cache.
 
-    python bench/llm.py --asks 200 --levels 1 2 4 8 16 32
+The batch part (``llm.mode: batch``) sends cold questions through the local Files/Batches
+stand-in, running in its own process, and reports this process's CPU time per request (request
+bodies, the JSONL file, polling, parsing the output, cache writes, the rounds and the final pass)
+against the sync path's on the same stand-in.
+
+The constrained part loads SmolLM2-135M-Instruct in this process (the test server's engine) and
+times greedy generation with and without the llguidance mask of a JSON schema. Run:
+
+    python bench/llm.py --asks 200 --levels 1 2 4 8 16 32 --batch-asks 2000
+    python bench/llm.py --constrained-only --constrained-tokens 256
 """
 
 from __future__ import annotations
@@ -16,10 +25,15 @@ import argparse
 import json
 import os
 import platform
+import subprocess
+import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import openai
 from pydantic import BaseModel
@@ -85,12 +99,216 @@ def bare(url: str, level: int, asks: int) -> float:
     return asks / (time.perf_counter() - start)
 
 
+# --- llm.mode: batch: the client-side cost of a request sent through the Batch API -----------
+
+BATCH_STAND_IN = """
+import sys
+from tests.support.batch_server import batch_server
+with batch_server(lambda body, n: sys.argv[1]) as (url, _):
+    print(url, flush=True)
+    sys.stdin.read()
+"""
+
+
+@contextmanager
+def batch_stand_in() -> Iterator[str]:
+    """The local Files/Batches stand-in (with chat completions) in a process of its own, so
+    this process's CPU time is the client's alone; yields its base URL."""
+    root = Path(__file__).resolve().parents[1]
+    proc = subprocess.Popen(
+        [sys.executable, "-c", BATCH_STAND_IN, ANSWER],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        cwd=root,
+        env={**os.environ, "PYTHONPATH": str(root)},
+        text=True,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        yield proc.stdout.readline().strip()
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=30)
+
+
+class Timed:
+    """CPU seconds spent in wrapped functions, by label."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+
+    @contextmanager
+    def wrap(self, owner: Any, name: str, label: str) -> Iterator[None]:
+        original = getattr(owner, name)
+
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            start = time.process_time()
+            try:
+                return original(*args, **kwargs)
+            finally:
+                spent = time.process_time() - start
+                self.seconds[label] = self.seconds.get(label, 0.0) + spent
+
+        setattr(owner, name, timed)
+        try:
+            yield
+        finally:
+            setattr(owner, name, original)
+
+
+def client_cost(url: str, root: Path, mode: str, asks: int, cache: str = "") -> tuple[float, float]:
+    """Wall seconds and this process's CPU seconds for ``asks`` cold questions in ``mode``."""
+    settings = LLMSettings(
+        backend="openai",
+        base_url=url,
+        model="bench",
+        mode=mode,
+        concurrency=8,
+        cache=root / f"{cache or mode}.sqlite",
+    )
+    client = LLMClient(
+        settings,
+        OpenAIBackend(settings),
+        cache=ResponseCache(settings.cache),
+        prompts=PromptLibrary(root / "prompts"),
+        sleep=lambda seconds: None,
+    )
+    questions = [Ask("bench", {"i": i, "level": 0}, Facts) for i in range(asks)]
+    wall, cpu = time.perf_counter(), time.process_time()
+    outcomes = list(client.ask_many(questions))
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    assert all(o.ok for o in outcomes) and client.stats()["calls"] == asks
+    return wall, cpu
+
+
+def batch_overhead(asks: int, repeats: int = 3) -> None:
+    """Client CPU per request, sync against batch (best of ``repeats`` runs each), and where
+    the batch path spends it."""
+    import pipelines.llm.batch as batch
+    import pipelines.llm.batch_api as batch_api
+
+    runs: dict[str, list[tuple[float, float, dict[str, float]]]] = {"sync": [], "batch": []}
+    with tempfile.TemporaryDirectory() as tmp, batch_stand_in() as url:
+        root = Path(tmp)
+        (root / "prompts").mkdir()
+        (root / "prompts" / "bench.j2").write_text(PROMPT)
+        (root / "prompts" / "reask.j2").write_text("[user]\n{{ error }}\n")
+        client_cost(url, root, "sync", 20, "warm-up")  # imports, first connections
+        for run in range(repeats):
+            for mode in runs:
+                timed = Timed()
+                with (
+                    timed.wrap(OpenAIBackend, "batch_body", "bodies"),
+                    timed.wrap(batch, "_line", "lines"),
+                    timed.wrap(batch_api, "parse_lines", "parse"),
+                    timed.wrap(ResponseCache, "put", "cache"),
+                    timed.wrap(batch._BatchRun, "_collect", "collect"),
+                ):
+                    wall, cpu = client_cost(url, root, mode, asks, f"{mode}{run}")
+                runs[mode].append((cpu, wall, timed.seconds))
+    (sync_cpu, sync_wall, _), (batch_cpu, batch_wall, seconds) = (
+        min(runs["sync"]),
+        min(runs["batch"]),
+    )
+    print(
+        f"\nllm.mode: batch, client side: {asks} cold asks, one answer each, the stand-in in "
+        f"its own process; best of {repeats}; {os.cpu_count()} cores"
+    )
+    print("| path | wall s | client CPU ms/request | CPU vs sync |")
+    print("|---|---:|---:|---:|")
+    for name, wall, cpu in (
+        ("sync, 8 calls in flight", sync_wall, sync_cpu),
+        ("batch, one job", batch_wall, batch_cpu),
+    ):
+        print(f"| {name} | {wall:.2f} | {1000 * cpu / asks:.3f} | {cpu / sync_cpu:.2f} |")
+    parts = {
+        "request bodies and JSONL lines": seconds.get("bodies", 0) + seconds.get("lines", 0),
+        "parsing the output file": seconds.get("parse", 0),
+        "cache writes": seconds.get("cache", 0),
+        "collecting the round (ask logic against the cache)": seconds.get("collect", 0),
+    }
+    parts["final pass (ask logic, cache reads), HTTP, polls, rest"] = batch_cpu - sum(
+        parts.values()
+    )
+    print("\n| batch path, client CPU | µs/request | share |")
+    print("|---|---:|---:|")
+    for name, spent in parts.items():
+        print(f"| {name} | {1e6 * spent / asks:,.0f} | {spent / batch_cpu:.0%} |")
+
+
+# --- constrained decoding: what the llguidance mask costs per generated token -----------------
+
+CONSTRAINED_PROMPT = "List the numbers from one to five hundred in words, as a JSON object."
+CONSTRAINED_SCHEMA = {
+    "type": "object",
+    "properties": {"numbers": {"type": "array", "items": {"type": "string", "maxLength": 40}}},
+    "required": ["numbers"],
+    "additionalProperties": False,
+}
+"""Open-ended: the answer runs until ``max_tokens`` wraps it up."""
+
+
+def constrained_overhead(tokens: int, repeats: int = 3) -> None:
+    """SmolLM2-135M in this process: ms per generated token with and without the llguidance
+    mask of a JSON schema (best of ``repeats``), and the mask's own share. The plain run is
+    held to ``tokens`` tokens; the schema's open list runs until the budget wraps it up."""
+    import torch
+
+    from tests.support.constrained_server import Engine, SchemaMask
+    from tests.support.smollm import ensure_model
+
+    engine = Engine(ensure_model(Path(__file__).resolve().parents[1] / ".cache"))
+    prompt = engine.encode([{"role": "user", "content": CONSTRAINED_PROMPT}])
+    grammar = engine.grammar(CONSTRAINED_SCHEMA)
+    engine.generate(prompt, 8)  # warm-up
+    timed = Timed()
+    best: dict[str, tuple[float, int, float]] = {}
+    for _ in range(repeats):
+        for name, g in (("plain", None), ("json_schema", grammar)):
+            timed.seconds.clear()
+            with timed.wrap(SchemaMask, "__call__", "mask"):
+                result = engine.generate(prompt, tokens, grammar=g, min_tokens=tokens)
+            ms = 1000 * result.seconds / result.completion_tokens
+            mask_ms = 1000 * timed.seconds.get("mask", 0.0) / result.completion_tokens
+            if name not in best or ms < best[name][0]:
+                best[name] = (ms, result.completion_tokens, mask_ms)
+    cpu = next(
+        (line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+         if line.startswith("model name")),
+        platform.processor(),
+    )  # fmt: skip
+    print(
+        f"\nconstrained decoding: SmolLM2-135M-Instruct, float32, greedy, up to {tokens} tokens, "
+        f"best of {repeats}; {os.cpu_count()} cores ({cpu}), {torch.get_num_threads()} torch "
+        "threads"
+    )
+    print("| decoding | tokens | ms/token | mask ms/token | vs plain |")
+    print("|---|---:|---:|---:|---:|")
+    for name, (ms, count, mask_ms) in best.items():
+        ratio = ms / best["plain"][0]
+        print(f"| {name} | {count} | {ms:.1f} | {mask_ms:.2f} | {ratio:.2f} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--asks", type=int, default=200)
     parser.add_argument("--latency", type=float, default=0.2)
     parser.add_argument("--levels", type=int, nargs="+", default=[1, 2, 4, 8, 16, 32])
+    parser.add_argument("--batch-asks", type=int, default=2000, help="0: skip the batch part")
+    parser.add_argument("--batch-only", action="store_true", help="only the batch part")
+    parser.add_argument(
+        "--constrained-tokens", type=int, default=0, help="constrained decoding part; 0: skip"
+    )
+    parser.add_argument("--constrained-only", action="store_true", help="only that part")
     args = parser.parse_args()
+    if args.constrained_tokens:
+        constrained_overhead(args.constrained_tokens)
+        if args.constrained_only:
+            return
+    if args.batch_asks:
+        batch_overhead(args.batch_asks)
+        if args.batch_only:
+            return
     with (
         tempfile.TemporaryDirectory() as tmp,
         openai_server(lambda body, n: ANSWER, args.latency) as (url, _),

@@ -173,7 +173,7 @@ def snapshot_chunks(snapshot_data: Path, tmp_path_factory, params: Params) -> Pa
 def lveval_data(
     tmp_path_factory: pytest.TempPathFactory, snapshot_entries: Path, params: Params
 ) -> Path:
-    """A data folder holding three LV-Eval records of each 2k-level file (lveval stage, template
+    """A data folder holding eight LV-Eval records of each 2k-level file (lveval stage, template
     backend): small enough for a real model to answer them all."""
     from pipelines.stages.lveval import run_lveval
 
@@ -184,5 +184,5 @@ def lveval_data(
     records = data / "lveval" / "records"
     records.mkdir(parents=True)
     for path in sorted((built / "records").glob("*.parquet")):
-        pq.write_table(pq.read_table(path).slice(0, 3), records / path.name)
+        pq.write_table(pq.read_table(path).slice(0, 8), records / path.name)
     return data

@@ -5,16 +5,18 @@ response cache where it holds the question (a cache hit, free) and otherwise fro
 template responders, so later steps see answers of the right shape and ask what they would ask.
 Each answer that is not a cache hit counts as a call: its prompt tokens are counted from the
 rendered messages (:class:`TokenCounter`), its completion tokens are the mean of that prompt's
-cached answers from the model, or ``max_tokens`` where the cache has none. The cache is read,
-never written.
+cached answers from the model, or ``max_tokens`` where the cache has none. The cache file is
+read, never written; a question the dry run asks twice counts once.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from pipelines.llm.backends.base import Backend
 from pipelines.llm.backends.template import Responder, TemplateBackend
@@ -54,11 +56,33 @@ def active() -> DryRun | None:
     return _ACTIVE.get()
 
 
-class ReadOnlyCache(ResponseCache):
-    """The response cache, read only: a dry run's stand-in answers never reach it."""
+class DryRunCache(ResponseCache):
+    """The response cache read only, plus the stand-in answers of this dry run kept in memory:
+    a question asked twice is counted once, as a run with the cache would count it."""
 
-    def put(self, *args: object, **kwargs: object) -> None:
-        """Store nothing."""
+    def __init__(self, path: Path):
+        self._disk = ResponseCache(path) if path.is_file() else None
+        self._memo: dict[str, ChatResponse] = {}
+        self._lock = threading.Lock()
+        self.path = path
+
+    def get(self, key: str) -> ChatResponse | None:
+        """The answer of the cache file, or of this dry run."""
+        with self._lock:
+            if key in self._memo:
+                return self._memo[key]
+        return self._disk.get(key) if self._disk is not None else None
+
+    def put(self, key: str, response: ChatResponse, **where: str) -> None:
+        """Keep a stand-in answer for this dry run only; the file is never written."""
+        with self._lock:
+            self._memo[key] = ChatResponse(
+                response.text, response.prompt_tokens, response.completion_tokens, cached=True
+            )
+
+    def mean_completion_tokens(self, backend: str, model: str) -> dict[str, float]:
+        """The cache file's mean completion length per prompt."""
+        return self._disk.mean_completion_tokens(backend, model) if self._disk else {}
 
 
 class DryRunBackend(Backend):
@@ -88,8 +112,8 @@ class DryRunBackend(Backend):
 
 def dry_run_parts(
     settings: LLMSettings, responders: Mapping[str, Responder], run: DryRun
-) -> tuple[DryRunBackend, ResponseCache | None]:
-    """The backend and read-only cache of a dry-run client for ``settings``."""
-    cache = ReadOnlyCache(settings.cache) if settings.cache.is_file() else None
-    means = cache.mean_completion_tokens(settings.backend, settings.model) if cache else {}
+) -> tuple[DryRunBackend, DryRunCache]:
+    """The backend and cache of a dry-run client for ``settings``."""
+    cache = DryRunCache(settings.cache)
+    means = cache.mean_completion_tokens(settings.backend, settings.model)
     return DryRunBackend(settings, responders, run, means), cache

@@ -14,7 +14,8 @@ from tests.support.snapshot import ROOT, SNAPSHOT_XML
 
 @pytest.fixture(scope="session")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SmolLMServer]:
-    """`transformers serve` with SmolLM2-135M-Instruct on 127.0.0.1, started once."""
+    """SmolLM2-135M-Instruct behind the schema-enforcing OpenAI-compatible server
+    (tests.support.constrained_server) on 127.0.0.1, started once, its speed measured."""
     with SmolLMServer(tmp_path_factory.mktemp("smollm"), ROOT / ".cache") as running:
         yield running
 

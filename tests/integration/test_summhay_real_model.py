@@ -1,13 +1,16 @@
-"""SummHay synthesis through a real OpenAI-compatible server: `transformers serve` running
-SmolLM2-135M-Instruct on 127.0.0.1. The model is weak: it breaks JSON and misses facts. The
-stage must finish, record every failure with a reason, and write only verified items; a second
-run is answered from the cache without a single call."""
+"""SummHay synthesis through a real OpenAI-compatible server: SmolLM2-135M-Instruct behind the
+schema-enforcing test server on 127.0.0.1. With ``response_format: json_schema`` every answer
+parses and matches its schema, but the model is weak: it repeats itself and misses facts, so
+content checks reject much of what it writes. The stage must finish, record every failure with
+a reason, and write only verified items; a second run is answered from the cache without a
+single call."""
 
 from __future__ import annotations
 
 import json
 import random
 from pathlib import Path
+from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
@@ -28,6 +31,17 @@ TOPIC = {
     "topic": "Three students plan how to prepare for their final statistics exam",
     "participants": ["Ayla", "Bram", "Chidi"],
 }
+
+
+def assert_every_answer_parsed(block: dict[str, Any]) -> None:
+    """The schema is enforced: no answer is malformed, content checks count their reasons,
+    and no call failed (a slow machine waits, it does not time out)."""
+    assert block["response_format"] == "json_schema"
+    assert block["parsed"] > 0 and block["malformed"] == 0
+    for name, counts in block["by_prompt"].items():
+        assert counts["malformed"] == 0, name
+        assert sum((counts.get("check_reasons") or {}).values()) == counts["failed_checks"]
+    assert "call_failed" not in block["failure_reasons"], block["failure_reasons"]
 
 
 def test_tiny_synthesis_finishes_records_failures_and_keeps_only_verified_items(
@@ -55,6 +69,7 @@ def test_tiny_synthesis_finishes_records_failures_and_keeps_only_verified_items(
     saved = json.loads((out / "stats.json").read_text())
     assert saved["llm"]["backend"] == "openai" and saved["llm"]["calls"] > 0
     assert saved["llm"]["prompt_tokens"] > 0 and saved["llm"]["completion_tokens"] > 0
+    assert_every_answer_parsed(saved["llm"])
     drops = pq.read_table(out / "drops.parquet").to_pylist()
     assert all(d["reason"] and d["detail"] and d["step"] for d in drops)
     assert sum(stats.dropped.values()) == len(drops)
@@ -121,6 +136,7 @@ def test_documents_are_written_and_checked_both_ways_by_the_real_model(
     }
     kept = write_documents(client, result, base, plans, insights, settings, random.Random(2))
 
+    assert_every_answer_parsed(client.stats())
     stats = client.stats()["by_prompt"]
     assert stats["summhay/document"]["calls"] >= len(plans), (
         "each document was written by the model"

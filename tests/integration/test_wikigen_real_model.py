@@ -1,8 +1,9 @@
-"""WikiGenBench's RR baseline through a real OpenAI-compatible server: `transformers serve`
-running SmolLM2-135M-Instruct on 127.0.0.1. The model is weak: it may forget citations, cite
-documents that do not exist, or answer the judge in prose. The stage must finish, keep every
-article with a status and reason, and resolve only citations of chunks it showed; a second run
-is answered from the cache without a single call."""
+"""WikiGenBench's RR baseline through a real OpenAI-compatible server: SmolLM2-135M-Instruct
+behind the schema-enforcing test server on 127.0.0.1. The article is prose; the entailment
+judge answers JSON held to its schema, so every judgement parses. The model is weak: it may
+forget citations or cite documents that do not exist. The stage must finish, keep every article
+with a status and reason, and resolve only citations of chunks it showed; a second run is
+answered from the cache without a single call."""
 
 from __future__ import annotations
 
@@ -49,6 +50,11 @@ def test_rr_articles_from_a_real_model_are_kept_judged_and_cached(
         assert 0 <= row["citation_precision"] <= row["citation_recall"] <= 1
     first = json.loads((tmp_path / "first" / "stats.json").read_text())["llm"]
     assert first["calls"] > 0 and first["backend"] == "openai"
+    assert first["response_format"] == "json_schema"
+    assert first["parsed"] > 0 and first["malformed"] == 0
+    assert all(counts["malformed"] == 0 for counts in first["by_prompt"].values())
+    # a call that failed (a timeout on a busy machine) would be asked again by the second run
+    assert "call_failed" not in first["failure_reasons"], first["failure_reasons"]
 
     run(tmp_path / "again")
     again = json.loads((tmp_path / "again" / "stats.json").read_text())["llm"]

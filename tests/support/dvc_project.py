@@ -12,6 +12,9 @@ from tests.support.snapshot import ROOT
 
 CANARY = "AIzaCANARY-dvc-0123456789abcdefghijklmnop"
 """Set as GOOGLE_API_KEY for every dvc run; it must never reach an output or dvc.lock."""
+DVC_TIMEOUT_S = 3600
+"""Cap on one dvc command. A full `dvc repro` takes minutes on an idle machine and many times
+that with other test workers on two cores; the cap only stops a hung run."""
 
 
 def project_files() -> list[str]:
@@ -51,7 +54,7 @@ def dvc(project: Path, *args: str) -> str:
         env=env,
         capture_output=True,
         text=True,
-        timeout=900,
+        timeout=DVC_TIMEOUT_S,
     )
     assert result.returncode == 0, result.stdout + result.stderr
     return result.stdout + result.stderr

@@ -32,6 +32,7 @@ def _params(params: Params, url: str, tmp_path: Path) -> Params:
             "model": "scripted",
             "cache": tmp_path / "llm.sqlite",
             "retries": 0,
+            "concurrency": 1,  # a question asked twice is then answered by the cache, as foreseen
             "max_tokens": 40,
             "input_cost_per_mtok": 0.15,
             "output_cost_per_mtok": 0.6,
@@ -56,7 +57,7 @@ def test_the_estimate_foresees_the_runs_calls_and_subtracts_the_cache(
         p = _params(params, url, tmp_path)
         before = _row(estimate(p, where, ["lveval_baselines"]))
         assert seen.count == 0 and not (tmp_path / "llm.sqlite").exists()  # nothing sent
-        assert before.calls > 0 and before.cache_hits == 0
+        assert before.calls > 0 and before.calls + before.cache_hits == before.asks
         assert before.completion_tokens == before.calls * 40  # no answers seen: max_tokens
         assert before.completion_from == MAX_TOKENS
         assert before.cost_usd == pytest.approx(
@@ -66,6 +67,7 @@ def test_the_estimate_foresees_the_runs_calls_and_subtracts_the_cache(
         run_stage("lveval_baselines", p, where, out=tmp_path / "run")
         ran = json.loads((tmp_path / "run" / "stats.json").read_text())["llm"]
         assert ran["calls"] == seen.count == before.calls  # calls: exact
+        assert ran["cache_hits"] == before.cache_hits  # the same question twice: asked once
 
         # the cache loses a third of its answers: the estimate asks for exactly those again
         with sqlite3.connect(tmp_path / "llm.sqlite") as db:
@@ -73,7 +75,7 @@ def test_the_estimate_foresees_the_runs_calls_and_subtracts_the_cache(
             lost = keys[::3]
             db.executemany("DELETE FROM responses WHERE key = ?", [(k,) for k in lost])
         after = _row(estimate(p, where, ["lveval_baselines"]))
-        assert (after.calls, after.cache_hits) == (len(lost), before.calls - len(lost))
+        assert (after.calls, after.cache_hits) == (len(lost), before.asks - len(lost))
         assert after.completion_from == MEAN  # the step's mean from the answers cached
         words = len(ANSWER.split())  # the scripted server counts words as tokens
         assert after.completion_tokens == len(lost) * words
