@@ -1,18 +1,29 @@
-"""L-Eval's metrics: exact match for option answers, word F1, ROUGE, and the length instruction.
+"""L-Eval's metrics: exact match, word F1, ROUGE, and the length instruction.
 
-- ``exact_match`` scores multiple-choice answers by their set of option letters (A-E). Selecting
-  only some of the correct options earns 0.25 (L-Eval's Coursera rule); any wrong option earns 0.
-  A reference that is not made of option letters is compared as normalised text.
-- ``f1`` is word-level F1 over normalised English words (the same tokens as LV-Eval's AK metric).
-- ``rouge`` gives ROUGE-1, -2 and -L F-measures (stemmed) and their geometric mean.
-- ``length_instruction`` is L-Eval's length-instruction-enhanced (LIE) evaluation: the prompt
-  tells the model how long the reference is, so that length does not drive n-gram scores.
+Two readings, as for LV-Eval (``Mode``):
+
+- ``reference_code`` (the default) is what L-Eval's public code computes (``Evaluation/em.py``,
+  ``f1.py``, ``rouge.py`` and ``auto_eval.py``). Exact match, on answers already reduced per task
+  (:mod:`builders.leval.answers`): a reference made only of the letters A-D is an option answer,
+  scored 1 when equal and 0.25 when the prediction's characters are a subset of the reference's;
+  any other reference scores 1 when both parse as the same number ("3.0" = "3") or when the
+  reference, lower-cased and without spaces, occurs in the prediction. ROUGE is rouge-score's
+  ROUGE-1/2/L F-measure without stemming; a set's score is the geometric mean of the three
+  averages (:mod:`builders.leval.scores`).
+- ``readme`` is what L-Eval's README describes: exact match compares option letters as sets (a
+  strict subset earns a quarter, any wrong option 0) and other answers as normalised text; a
+  set's ROUGE score is its average ROUGE-L.
+
+``f1`` is the same in both: word F1 over lower-cased words without punctuation or articles.
+``length_instruction`` is L-Eval's length-instruction-enhanced (LIE) evaluation: the prompt
+tells the model how long the reference is, so that length does not drive n-gram scores.
 """
 
 from __future__ import annotations
 
 import functools
 import re
+import string
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
@@ -22,11 +33,17 @@ from rouge_score import rouge_scorer
 from builders.text import normalize_en, text_length, token_f1, tokens
 
 Unit = Literal["words", "characters", "tokens"]
+Mode = Literal["readme", "reference_code"]
 
 PARTIAL_CREDIT = 0.25
 DEFAULT_TEMPLATE = "The suggested output length is around {n} {unit}."
+ROUGE_TYPES = ("rouge1", "rouge2", "rougeL")
 
-# A whole reference made of option letters: "ACD", "A, C and D", "(B)", "[A][C]".
+_CODE_OPTIONS = frozenset("ABCD")
+_PUNCTUATION = str.maketrans("", "", string.punctuation)
+_ARTICLES = re.compile(r"\b(?:a|an|the)\b")  # lower-case only: L-Eval's em.py keeps case
+
+# README reading: a whole reference made of option letters: "ACD", "A, C and D", "(B)".
 _SEP = r"[\s,;.()\[\]&]*"
 _OPTION_ANSWER = re.compile(rf"{_SEP}(?:(?:and\b{_SEP})?[A-E]{_SEP})+")
 # Option letters in a prediction: runs of capitals A-E that touch no other letter, so "A", "(C)"
@@ -36,16 +53,51 @@ _OPTION_RUN = re.compile(r"(?<![A-Za-z])[A-E]+(?![A-Za-z])")
 
 @dataclass(frozen=True)
 class RougeResult:
-    """ROUGE F-measures of one prediction and their geometric mean."""
+    """ROUGE-1, -2 and -L F-measures of one prediction (a set's score: ``scores.rouge_scores``)."""
 
     rouge1: float
     rouge2: float
     rougeL: float
-    geometric_mean: float
+
+
+def exact_match(prediction: str, reference: str, mode: Mode = "reference_code") -> float:
+    """1, 0.25 (part of the options) or 0; see the module docstring for the two modes."""
+    if mode == "readme":
+        return _exact_match_readme(prediction, reference)
+    return _exact_match_code(prediction, reference)
+
+
+def _normalize_keep_case(text: str) -> str:
+    """em.py's normalisation: no punctuation, no lower-case a/an/the, single spaces."""
+    return " ".join(_ARTICLES.sub(" ", text.translate(_PUNCTUATION)).split())
+
+
+def _number(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def _exact_match_code(prediction: str, reference: str) -> float:
+    gold = _normalize_keep_case(reference)
+    if set(gold) <= _CODE_OPTIONS:  # option letters only (or nothing left)
+        chosen = _normalize_keep_case(prediction)
+        if chosen == gold:
+            return 1.0
+        return PARTIAL_CREDIT if set(chosen) <= set(gold) else 0.0
+    predicted, expected = _number(prediction), _number(reference)
+    if predicted is not None and expected is not None:
+        return float(predicted == expected)
+    return float(_squashed(reference) in _squashed(prediction))
+
+
+def _squashed(text: str) -> str:
+    return text.lower().replace(" ", "")
 
 
 def option_letters(text: str) -> frozenset[str]:
-    """The option letters A-E that stand alone in text (bracketed, or between commas/spaces).
+    """README reading: the option letters A-E that stand alone in text.
 
     Lower-case letters never count; a sentence-initial article "A" does too.
     """
@@ -53,12 +105,11 @@ def option_letters(text: str) -> frozenset[str]:
 
 
 def is_option_answer(reference: str) -> bool:
-    """Whether a reference consists only of option letters and separators."""
+    """README reading: whether a reference consists only of option letters and separators."""
     return _OPTION_ANSWER.fullmatch(reference.strip()) is not None
 
 
-def exact_match(prediction: str, reference: str) -> float:
-    """1 for the same options (or same normalised text), 0.25 for a strict subset, else 0."""
+def _exact_match_readme(prediction: str, reference: str) -> float:
     if not is_option_answer(reference):
         return float(normalize_en(prediction) == normalize_en(reference))
     gold, chosen = option_letters(reference), option_letters(prediction)
@@ -70,21 +121,20 @@ def exact_match(prediction: str, reference: str) -> float:
 
 
 def f1(prediction: str, reference: str) -> float:
-    """Word-level F1 over normalised English words."""
+    """Word-level F1 over normalised English words (L-Eval's f1.py and README agree)."""
     return token_f1(tokens(prediction, "en"), tokens(reference, "en"))
 
 
 @functools.cache
-def _scorer() -> rouge_scorer.RougeScorer:
-    return rouge_scorer.RougeScorer(["rouge1", "rouge2", "rougeL"], use_stemmer=True)
+def _scorer(stem: bool) -> rouge_scorer.RougeScorer:
+    return rouge_scorer.RougeScorer(list(ROUGE_TYPES), use_stemmer=stem)
 
 
-def rouge(prediction: str, reference: str) -> RougeResult:
-    """ROUGE-1/2/L F-measures (Porter-stemmed) and the cube root of their product."""
-    scores = _scorer().score(reference, prediction)
-    r1, r2, rl = (scores[name].fmeasure for name in ("rouge1", "rouge2", "rougeL"))
-    product = r1 * r2 * rl
-    return RougeResult(r1, r2, rl, product ** (1 / 3) if product > 0 else 0.0)
+def rouge(prediction: str, reference: str, *, stem: bool = False) -> RougeResult:
+    """ROUGE-1/2/L F-measures from rouge-score: lower-cased runs of a-z0-9, unstemmed as in
+    L-Eval (``stem=True`` Porter-stems words longer than 3 letters)."""
+    scores = _scorer(stem).score(reference, prediction)
+    return RougeResult(*(scores[name].fmeasure for name in ROUGE_TYPES))
 
 
 def output_length(

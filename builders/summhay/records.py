@@ -220,10 +220,14 @@ _VERDICT = pa.struct(
         ("insight_id", pa.string()),
         ("coverage", pa.string()),
         ("bullet_id", pa.int32()),
+        ("precision", pa.float64()),
+        ("recall", pa.float64()),
         ("f1", pa.float64()),
+        ("retrievable_recall", pa.float64()),
         ("problem", pa.string()),
     ]
 )
+"""The judge's verdict on one insight and its citation scores (SummHay's per-insight values)."""
 
 SCORE_SCHEMA = pa.schema(
     [
@@ -232,6 +236,7 @@ SCORE_SCHEMA = pa.schema(
         pa.field("reason", pa.string()),
         pa.field("summary", pa.string()),
         pa.field("bullets", pa.int32()),
+        pa.field("unread_citations", pa.int32()),
         pa.field("insights_scored", pa.int32()),
         pa.field("covered", pa.int32()),
         pa.field("coverage", pa.float64()),
@@ -244,4 +249,5 @@ SCORE_SCHEMA = pa.schema(
         pa.field("verdicts", pa.list_(_VERDICT)),
     ]
 )
-"""A summary of one context, with the judge's verdict per insight and the SummHay scores."""
+"""A summary of one context, with the judge's verdict per insight and the SummHay scores of
+that summary alone (a mean over no insight, e.g. Citation with nothing covered, is null)."""

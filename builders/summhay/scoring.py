@@ -1,91 +1,114 @@
-"""SummHay scoring: summaries parsed into cited bullets, judge verdicts, and the paper's scores.
+"""SummHay scoring: summaries split into numbered bullets, judge verdicts, and SummHay's scores.
 
-Per reference insight i of a subtopic (SummHay section 4):
+Everything follows SummHay's released code (salesforce/summary-of-a-haystack):
 
-- coverage_i is 1 (full), 0.5 (partial) or 0 (none), as judged against the summary's bullets;
-- F1_i is the F1 between the documents cited by the bullet that covers i and i's gold documents;
-- Coverage = mean coverage_i over all insights; Citation = mean F1_i over covered insights;
-  Joint = mean coverage_i * F1_i over all insights; all scaled by 100.
+- **Bullets** (``populate_summaries.py``, ``bullet_processor``): the summary is split on ``\\n``,
+  each line stripped, empty lines dropped; every remaining line is a bullet, headers included,
+  numbered from 1 (``populate_eval.py``, ``evaluate_insights``).
+- **Citations** (``utils_eval.py``, ``extract_citations``): square brackets holding only digits,
+  commas and spaces (``[3]``, ``[3, 14]``, ``[3][14]``); each comma-separated part is a document
+  number, the document's 1-based position in the haystack (``build_ref_insight2docids``), as the
+  summarization prompt labels the documents. ``[D03]`` or ``[Doc 3]`` cite nothing; such
+  brackets are counted as *unread* so a summarizer that cites in another form shows up.
+- **Per insight** (``compute_single_sample_scores``): coverage 1 (full), 0.5 (partial) or 0; for a
+  covered insight, precision, recall and F1 between the numbers cited by the covering bullet and
+  the insight's gold documents; joint = coverage x F1 (0 when not covered).
+- **Aggregate** (``compute_full_results``, ``compute_2d_rag_results``): Coverage and Joint are
+  means over every insight, Citation (and its precision and recall) over every covered insight,
+  pooled across summaries: :func:`summarize_scores` over all insight scores of a system.
 
-Beyond the paper: precision and recall of citations (its Appendix A.5), and a *retrievable*
-citation recall where the gold is limited to the documents that were in the context (RAG).
-A verdict that covers an insight but names no bullet, or a bullet that does not exist, keeps
-its coverage and scores 0 for citation, with the problem recorded (the public code crashes or
-scores the wrong bullet there).
+Where SummHay's paper and code part (``mode``): a covered insight whose judge named no bullet, or
+a bullet that does not exist. ``paper`` scores its citation 0 and records the problem;
+``reference_code`` does what the code does, reading ``bullets[int(bullet_id) - 1]`` with
+``bullet_id`` -1 when it is not a number (Python's negative indexing: no bullet named reads the
+second-to-last bullet, bullet 0 the last); an index past the end, where the code raises
+IndexError, scores 0 with the problem recorded. Beyond SummHay: a *retrievable* citation recall
+whose gold is limited to the documents that were in the context (RAG).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from statistics import fmean
 from typing import Literal
 
 Coverage = Literal["full", "partial", "none"]
+MetricMode = Literal["paper", "reference_code"]
 COVERAGE_SCORE: dict[str, float] = {"full": 1.0, "partial": 0.5, "none": 0.0}
 
-_BRACKET = re.compile(r"\[([^\[\]]{1,80})\]")
-_CITE_TOKEN = re.compile(r"^(?:doc(?:ument)?s?\.?\s*)?([A-Za-z]*\d+[A-Za-z0-9_-]*)$", re.IGNORECASE)
-_BULLET = re.compile(r"^\s*(?:[-*•‣–]|\d{1,3}[.)])\s+")
-_HEADER = re.compile(r"^\s*(?:#{1,6}\s|\*\*[^*]+\*\*:?\s*$|[^\[\]]{1,80}:\s*$)")
+_CITATION = re.compile(r"\[([\d, ]+)\]")
+"""What SummHay's parser reads: brackets of digits, commas and spaces only."""
+_BRACKET = re.compile(r"\[([^\[\]]*)\]")
+_MARKER = re.compile(r"^(?:[-*•‣–]|\d{1,3}[.)])\s+")
 
 
 @dataclass(frozen=True)
 class Bullet:
-    """One bullet of a summary: 1-based id, its text without citations, and the cited tokens."""
+    """One bullet: its 1-based id, the line as SummHay keeps it, the text the judge is shown
+    (list marker and citations removed), the document numbers cited, and how many bracketed
+    spans with digits cite nothing SummHay reads (e.g. ``[D03]``)."""
 
     bullet_id: int
+    line: str
     text: str
-    citations: tuple[str, ...]
+    citations: tuple[int, ...]
+    unread: int = 0
 
 
-def citations_in(text: str) -> tuple[list[str], str]:
-    """Citation tokens of ``text`` (``[1]``, ``[1, 4]``, ``[3][7]``, ``[Doc 3]``) and the text
-    without them. Brackets that are not citations are left in the text."""
-    tokens: list[str] = []
+def split_lines(summary: str) -> list[str]:
+    """SummHay's bullets of a summary: its ``\\n``-separated lines, stripped, empty ones
+    dropped."""
+    return [line.strip() for line in summary.split("\n") if line.strip()]
 
-    def take(match: re.Match[str]) -> str:
-        parts = [p.strip() for p in re.split(r"[,;]", match.group(1))]
-        found = [m.group(1) for p in parts if (m := _CITE_TOKEN.match(p))]
-        if not found or len(found) != len(parts):
-            return match.group(0)
-        tokens.extend(found)
-        return ""
 
-    stripped = _BRACKET.sub(take, text)
-    return tokens, " ".join(stripped.split())
+def cited_numbers(line: str) -> list[int]:
+    """The document numbers SummHay reads in ``line``, in order (repeats kept). A part its code
+    cannot turn into a number (``[1 2]``, where it raises ValueError) is skipped."""
+    numbers = []
+    for match in _CITATION.findall(line):
+        for part in match.split(","):
+            if part.strip():
+                try:
+                    numbers.append(int(part))
+                except ValueError:
+                    continue
+    return numbers
+
+
+def unread_brackets(line: str) -> int:
+    """Bracketed spans holding a digit from which SummHay reads no number (``[D03]``,
+    ``[Doc 3]``, ``[1 2]``, ``[3-5]``)."""
+    return sum(
+        1
+        for inner in _BRACKET.findall(line)
+        if re.search(r"\d", inner) and not cited_numbers(f"[{inner}]")
+    )
+
+
+def make_bullet(bullet_id: int, line: str) -> Bullet:
+    """The bullet ``bullet_id`` of one summary line."""
+    line = line.strip()
+    text = " ".join(_CITATION.sub("", _MARKER.sub("", line, count=1)).split())
+    numbers = tuple(dict.fromkeys(cited_numbers(line)))
+    return Bullet(bullet_id, line, text, numbers, unread_brackets(line))
+
+
+def bullets_of(lines: Sequence[str]) -> list[Bullet]:
+    """Bullets numbered as SummHay's judge numbers a summary's list of lines: line i is
+    bullet i + 1."""
+    return [make_bullet(i, line) for i, line in enumerate(lines, 1)]
 
 
 def parse_summary(summary: str) -> list[Bullet]:
-    """The bullets of ``summary``; header lines are ignored. Without bullet markers, every other
-    non-empty line is a bullet."""
-    lines = [line for line in summary.splitlines() if line.strip()]
-    marked = [line for line in lines if _BULLET.match(line)]
-    chosen = marked if marked else [line for line in lines if not _HEADER.match(line)]
-    bullets = []
-    for line in chosen:
-        tokens, text = citations_in(_BULLET.sub("", line, count=1))
-        if text or tokens:
-            bullets.append(Bullet(len(bullets) + 1, text, tuple(dict.fromkeys(tokens))))
-    return bullets
+    """The bullets of ``summary``: every non-empty line, headers included (SummHay's rule)."""
+    return bullets_of(split_lines(summary))
 
 
-def resolve_citations(tokens: Iterable[str], document_ids: Sequence[str]) -> set[str]:
-    """Map citation tokens to document ids: an exact id, else the id with the same number
-    (``3`` cites ``D03``). Tokens that match no document are dropped."""
-    exact = {d.lower(): d for d in document_ids}
-    by_number: dict[int, str] = {}
-    for doc in document_ids:
-        if m := re.search(r"(\d+)$", doc):
-            by_number.setdefault(int(m.group(1)), doc)
-    out = set()
-    for token in tokens:
-        if token.lower() in exact:
-            out.add(exact[token.lower()])
-        elif (m := re.search(r"(\d+)$", token)) and int(m.group(1)) in by_number:
-            out.add(by_number[int(m.group(1))])
-    return out
+def document_numbers(document_ids: Sequence[str]) -> dict[str, int]:
+    """Each document's citation number: its 1-based position in the haystack."""
+    return {doc: n for n, doc in enumerate(document_ids, 1)}
 
 
 @dataclass(frozen=True)
@@ -99,7 +122,7 @@ class Verdict:
 
 @dataclass(frozen=True)
 class InsightScore:
-    """Scores of one insight; ``problem`` says why citation is 0 despite coverage."""
+    """Scores of one insight; ``problem`` says what was wrong with a covering verdict's bullet."""
 
     insight_id: str
     coverage: float
@@ -115,60 +138,83 @@ def f1(precision: float, recall: float) -> float:
     return 2 * precision * recall / (precision + recall) if precision + recall else 0.0
 
 
+def covering_bullet(
+    bullets: Sequence[Bullet], bullet_id: int | None, mode: MetricMode = "paper"
+) -> tuple[Bullet | None, str]:
+    """The bullet whose citations a covered insight is scored on, and the problem, if any."""
+    n = len(bullets)
+    if bullet_id is not None and 1 <= bullet_id <= n:
+        return bullets[bullet_id - 1], ""
+    named = "no bullet named" if bullet_id is None else f"bullet {bullet_id} does not exist"
+    if mode == "paper":
+        return None, f"covered, but {named}"
+    index = (bullet_id if bullet_id is not None else -1) - 1
+    if -n <= index < n:
+        return bullets[index], f"covered, but {named}: SummHay's code reads bullets[{index}]"
+    return None, f"covered, but {named}: SummHay's code raises IndexError"
+
+
 def score_insights(
     verdicts: Sequence[Verdict],
     bullets: Sequence[Bullet],
     gold: Mapping[str, set[str]],
     document_ids: Sequence[str],
     context_ids: set[str] | None = None,
+    mode: MetricMode = "paper",
 ) -> list[InsightScore]:
-    """Score each insight of one subtopic summary. ``gold`` maps insight to its documents;
+    """Score each insight of one subtopic summary. ``gold`` maps insight to its documents,
+    ``document_ids`` are the haystack's documents in order (a citation is a position);
     ``context_ids`` are the documents the summarizer saw (RAG), for the retrievable recall."""
-    by_id = {b.bullet_id: b for b in bullets}
+    number = document_numbers(document_ids)
+    seen = {number[d] for d in context_ids if d in number} if context_ids is not None else None
     scores = []
     for v in verdicts:
         coverage = COVERAGE_SCORE[v.coverage]
-        truth = gold.get(v.insight_id, set())
-        reachable = truth & context_ids if context_ids is not None else truth
+        truth = {number[d] for d in gold.get(v.insight_id, set()) if d in number}
+        reachable = truth & seen if seen is not None else truth
         if coverage == 0:
             scores.append(InsightScore(v.insight_id, 0.0, 0.0, 0.0, 0.0, None))
             continue
-        bullet = by_id.get(v.bullet_id) if v.bullet_id is not None else None
-        if bullet is None:
-            problem = (
-                "covered, but no bullet named"
-                if v.bullet_id is None
-                else (f"covered by bullet {v.bullet_id}, which does not exist")
-            )
-            retrievable = 0.0 if reachable else None
-            scores.append(InsightScore(v.insight_id, coverage, 0.0, 0.0, 0.0, retrievable, problem))
-            continue
-        cited = resolve_citations(bullet.citations, document_ids)
+        bullet, problem = covering_bullet(bullets, v.bullet_id, mode)
+        cited = set(bullet.citations) if bullet is not None else set()
         hits = len(cited & truth)
         precision = hits / len(cited) if cited else 0.0
         recall = hits / len(truth) if truth else 0.0
         retrievable = len(cited & reachable) / len(reachable) if reachable else None
         scores.append(
             InsightScore(
-                v.insight_id, coverage, precision, recall, f1(precision, recall), retrievable
+                v.insight_id,
+                coverage,
+                precision,
+                recall,
+                f1(precision, recall),
+                retrievable,
+                problem,
             )
         )
     return scores
 
 
-def summarize_scores(scores: Sequence[InsightScore]) -> dict[str, float | int]:
-    """Coverage, Citation, Joint (x100, SummHay), citation precision and recall over covered
-    insights, and the retrievable recall, with the counts behind them."""
+def _percent(values: Sequence[float]) -> float | None:
+    """100 x the mean; ``None`` for no values (SummHay's ``np.mean([])`` is NaN)."""
+    return 100 * fmean(values) if values else None
+
+
+def summarize_scores(scores: Sequence[InsightScore]) -> dict[str, float | int | None]:
+    """SummHay's Coverage, Citation and Joint (x100) over ``scores``, with citation precision and
+    recall over covered insights, the retrievable recall and the counts behind them. Given one
+    summary's insights it is that summary's score; given every insight of a system, SummHay's
+    pooled figure. A mean over nothing is ``None``."""
     covered = [s for s in scores if s.coverage > 0]
     reachable = [s.retrievable_recall for s in covered if s.retrievable_recall is not None]
     return {
         "insights_scored": len(scores),
         "covered": len(covered),
-        "coverage": 100 * fmean(s.coverage for s in scores) if scores else 0.0,
-        "citation": 100 * fmean(s.f1 for s in covered) if covered else 0.0,
-        "joint": 100 * fmean(s.coverage * s.f1 for s in scores) if scores else 0.0,
-        "citation_precision": 100 * fmean(s.precision for s in covered) if covered else 0.0,
-        "citation_recall": 100 * fmean(s.recall for s in covered) if covered else 0.0,
-        "retrievable_citation_recall": 100 * fmean(reachable) if reachable else 0.0,
+        "coverage": _percent([s.coverage for s in scores]),
+        "citation": _percent([s.f1 for s in covered]),
+        "joint": _percent([s.coverage * s.f1 for s in scores]),
+        "citation_precision": _percent([s.precision for s in covered]),
+        "citation_recall": _percent([s.recall for s in covered]),
+        "retrievable_citation_recall": _percent(reachable),
         "citation_problems": sum(1 for s in scores if s.problem),
     }

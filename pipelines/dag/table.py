@@ -102,11 +102,12 @@ _STAGES = (
     Stage(
         "summhay_baselines",
         "SummHay reference baselines: retrieval bounds and summarize-then-judge scores per "
-        "retriever.",
+        "retriever; official/ holds the haystacks, retriever scores, summaries and verdicts in "
+        "SummHay's public layout.",
         SummhayBaselines,
         "pipelines.stages.summhay_baselines:run_summhay_baselines",
         inputs=(HAYSTACKS,),
-        outs=("summhay_contexts.parquet", "summhay_scores.parquet"),
+        outs=("summhay_contexts.parquet", "summhay_scores.parquet", "official"),
         metrics=("summhay.json", "stats.json"),
         prompts=("reask.j2", "summhay/summarize.j2", "summhay/judge.j2"),
         uses=("llm", "retrieval", "embed_cache"),

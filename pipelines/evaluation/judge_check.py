@@ -50,11 +50,10 @@ The file has no citation labels: citations are checked through the covering bull
 the 1-based number of the covering line (SummHay's numbering), ``null`` or absent when none. For
 ``wikigen-entails``, ``label`` is ``true`` or ``false``. Other keys are errors.
 
-In both formats the judge sees the summary as the metric shows it: the bullets
-:func:`builders.summhay.scoring.parse_summary` finds in the lines (headings and unmarked lines
-among marked ones left out, citations removed, bullets renumbered). A human link to a line is
-compared with the bullet parsed from that line; a link to a line that is no bullet is counted
-(``linking.human_link_not_a_bullet``) and not compared.
+In both formats the judge sees the summary as the metric shows it
+(:func:`builders.summhay.scoring.bullets_of`): line ``i`` of the list is bullet ``i + 1``, as
+SummHay numbers it, headings included, shown without its list marker and citations. A human
+link to a line is compared with that line's bullet.
 """
 
 from __future__ import annotations
@@ -73,7 +72,7 @@ from rich.table import Table
 
 from builders.summhay import template_eval
 from builders.summhay.answers import JudgeAnswer
-from builders.summhay.scoring import COVERAGE_SCORE, Bullet, parse_summary
+from builders.summhay.scoring import COVERAGE_SCORE, Bullet, bullets_of, split_lines
 from builders.wikigen import template as wikigen_template
 from pipelines.errors import BenchsmithError, MissingInputError
 from pipelines.evaluation.summhay import judge_ask
@@ -105,7 +104,7 @@ class Labelled:
     linked: bool = False
     """Whether the human named a covering line (SummHay)."""
     bullet: int | None = None
-    """The bullet parsed from that line, as the judge is shown it; ``None`` if it is no bullet."""
+    """The bullet of that line, as the judge is shown it (``None`` when no line was named)."""
 
 
 @dataclass(frozen=True)
@@ -135,19 +134,10 @@ def coverage_label(value: object) -> str:
 
 
 def summary_bullets(lines: Sequence[str]) -> tuple[list[Bullet], dict[int, int]]:
-    """The bullets the metric parses from ``lines``, and the bullet id of each 1-based line
-    number that became a bullet."""
-    bullets = parse_summary("\n".join(lines))
-    of_line: dict[int, int] = {}
-    line = 0
-    for bullet in bullets:
-        while line < len(lines):
-            line += 1
-            alone = parse_summary(lines[line - 1])
-            if alone and (alone[0].text, alone[0].citations) == (bullet.text, bullet.citations):
-                of_line[line] = bullet.bullet_id
-                break
-    return bullets, of_line
+    """The bullets the metric numbers in ``lines`` (every line, as SummHay's judge does), and
+    the bullet id of each 1-based line number (the same number)."""
+    bullets = bullets_of(lines)
+    return bullets, {b.bullet_id: b.bullet_id for b in bullets}
 
 
 def _coverage_item(
@@ -229,7 +219,7 @@ def _jsonl_item(line: _Line, where: str, item_id: str) -> Labelled:
         raise ValueError(f"label: {exc}") from None
     lines = coverage.summary
     if isinstance(lines, str):
-        lines = [s for s in lines.splitlines() if s.strip()]
+        lines = split_lines(lines)
     if line.bullet_id is not None and not 1 <= line.bullet_id <= len(lines):
         raise ValueError(f"bullet_id {line.bullet_id}: the summary has {len(lines)} lines")
     parsed = summary_bullets(lines)
@@ -450,9 +440,6 @@ def _coverage_extras(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
             "agree": agree,
             "accuracy": _ratio(agree, len(compared)),
             "human_linked": sum(r["human_linked"] for r in rows),
-            "human_link_not_a_bullet": sum(
-                r["human_linked"] and r["bullet_id"] is None for r in rows
-            ),
         },
         "coverage_pearson": pearson,
         "coverage_bias": fmean(theirs) - fmean(ours) if answered else None,

@@ -34,6 +34,14 @@ class SummhayBaselines(Strict):
             "judge (coverage, citation, joint); off: retrieval bounds only."
         ),
     )
+    metric_mode: Literal["paper", "reference_code"] = Field(
+        "paper",
+        description=(
+            "A covered insight whose judge named no bullet, or one that does not exist: paper "
+            "scores its citation 0; reference_code reads the bullet SummHay's public code reads "
+            "(Python's negative indexing: none named reads the second-to-last bullet)."
+        ),
+    )
 
 
 class AKThresholds(Strict):

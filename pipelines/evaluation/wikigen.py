@@ -283,7 +283,7 @@ def judge(client: LLMClient, articles: Sequence[Article]) -> Iterable[dict[str, 
             "citation_recall": scores.recall,
             "citation_precision": scores.precision,
             "citation_rate": scores.rate,
-            "rouge_l": rouge(a.text, a.entry.reference).rougeL,
+            "rouge_l": rouge(a.text, a.entry.reference, stem=True).rougeL,
             "words": sum(c.words for c in a.found),
             "sections": len({c.section for c in a.found}),
             "claims": [

@@ -1,4 +1,5 @@
-"""L-Eval's metrics on hand-worked cases."""
+"""L-Eval's metrics on hand-worked cases, each worked out from L-Eval's public code
+(``Evaluation/em.py``, ``f1.py``, ``rouge.py``) or, for ``mode="readme"``, its README."""
 
 from __future__ import annotations
 
@@ -20,59 +21,94 @@ from builders.leval.metrics import (
 @pytest.mark.parametrize(
     ("prediction", "reference", "expected"),
     [
+        # option references (only A-D left after em.py's normalisation)
+        ("ACD", "ACD", 1.0),
+        ("AC", "ACD", 0.25),  # characters a subset of the reference's: a quarter
+        ("BA", "AB", 0.25),  # same letters, other order: not equal, so only a subset
+        ("AD", "ABC", 0.0),  # D is not in the reference
+        ("None", "B", 0.0),  # an empty option prediction, as auto_eval.py rewrites it
+        ("", "AB", 0.25),  # the empty set is a subset
+        ("A.", "A", 1.0),  # punctuation is removed before comparing
+        # other references: same number, else the reference contained in the prediction
+        ("3.0", "3", 1.0),
+        ("3.50", "3.5", 1.0),
+        ("4", "14", 0.0),  # both numbers and unequal: no containment test
+        ("14 apples", "4", 1.0),  # not a number, and "4" occurs in "14apples"
+        ("I think it was The Benefits of Volunteering.", "The benefits of volunteering", 1.0),
+        ("volunteering", "The benefits of volunteering", 0.0),
+        ("b", "B", 0.0),  # case is kept for option references
+        ("True", "true", 1.0),  # but not for containment
+    ],
+)
+def test_exact_match_as_leval_code(prediction: str, reference: str, expected: float) -> None:
+    assert exact_match(prediction, reference) == expected
+    assert exact_match(prediction, reference, "reference_code") == expected
+
+
+@pytest.mark.parametrize(
+    ("prediction", "reference", "expected"),
+    [
         ("A, C and D", "ACD", 1.0),
         ("The answer is ACD.", "A, C, D", 1.0),
         ("(D)(A)(C)", "ACD", 1.0),
-        ("(A)(C)", "ACD", 0.25),  # a strict subset: L-Eval's 25%
+        ("BA", "AB", 1.0),  # the same set of options (reference_code: 0.25)
+        ("(A)(C)", "ACD", 0.25),  # a strict subset: "does not cover all correct answers"
         ("Answer: C", "ACD", 0.25),  # the capital A of "Answer" is inside a word
         ("A and B", "ACD", 0.0),  # B is wrong
         ("A, B, C, D", "ACD", 0.0),  # a superset holds a wrong option
         ("Because", "BCE", 0.0),  # B, C, E only inside a word: nothing chosen
         ("", "B", 0.0),
+        ("3.0", "3", 0.0),  # exact match of the text (reference_code: 1)
     ],
 )
-def test_exact_match_options(prediction: str, reference: str, expected: float) -> None:
-    assert exact_match(prediction, reference) == expected
+def test_exact_match_as_leval_readme(prediction: str, reference: str, expected: float) -> None:
+    assert exact_match(prediction, reference, "readme") == expected
 
 
-def test_option_letters_and_option_answers() -> None:
+def test_readme_option_letters_and_option_answers() -> None:
     assert option_letters("Answer: (B), D and E") == frozenset("BDE")
     assert option_letters("Definitely Correct") == frozenset()
     assert is_option_answer("ACD") and is_option_answer("(A) and [C]")
     assert not is_option_answer("Eiffel Tower") and not is_option_answer("a")
 
 
-def test_exact_match_falls_back_to_normalised_text() -> None:
+def test_readme_exact_match_falls_back_to_normalised_text() -> None:
     # normalised: "eiffel tower" on both sides
-    assert exact_match("The Eiffel Tower!", "eiffel tower") == 1.0
-    assert exact_match("The Eiffel Tower in Paris", "eiffel tower") == 0.0
+    assert exact_match("The Eiffel Tower!", "eiffel tower", "readme") == 1.0
+    assert exact_match("The Eiffel Tower in Paris", "eiffel tower", "readme") == 0.0
 
 
 def test_f1_over_normalised_words() -> None:
+    # f1.py: lower-case, no punctuation, no a/an/the
     # "cat sat on mat" (4) vs "cat sat" (2): overlap 2, P = 1/2, R = 1 -> 2/3
     assert f1("The cat sat on the mat.", "A cat sat") == pytest.approx(2 / 3)
     assert f1("dog", "cat") == 0.0
 
 
-def test_rouge_scores_and_geometric_mean() -> None:
-    # stemmed tokens: pred "the cat sat on the mat", ref "the cat sat on a mat" (6 each)
-    # rouge1: overlap the(1) cat sat on mat = 5 -> P = R = 5/6
-    # rouge2: the-cat cat-sat sat-on shared out of 5 each -> 3/5
-    # rougeL: LCS "the cat sat on mat" = 5 -> 5/6
+def test_rouge_is_unstemmed() -> None:
+    # tokens: pred the cats sat on the mat, ref the cat sat on a mat (6 each; "cats" != "cat")
+    # rouge1: the(1) sat on mat = 4 -> P = R = 4/6
+    # rouge2: only sat-on shared of 5 bigrams each -> 1/5
+    # rougeL: LCS the sat on mat = 4 -> 4/6
     result = rouge("the cats sat on the mat", "the cat sat on a mat")
-    assert result.rouge1 == pytest.approx(5 / 6)
-    assert result.rouge2 == pytest.approx(3 / 5)
-    assert result.rougeL == pytest.approx(5 / 6)
-    # (5/6 * 3/5 * 5/6) ** (1/3) = (5/12) ** (1/3) ~ 0.7469
-    assert result.geometric_mean == pytest.approx((5 / 12) ** (1 / 3))
-    assert result.geometric_mean == pytest.approx(
-        (result.rouge1 * result.rouge2 * result.rougeL) ** (1 / 3)
-    )
+    assert result.rouge1 == pytest.approx(2 / 3)
+    assert result.rouge2 == pytest.approx(1 / 5)
+    assert result.rougeL == pytest.approx(2 / 3)
 
 
-def test_rouge_geometric_mean_is_zero_without_shared_bigrams() -> None:
+def test_rouge_stemmed_on_request() -> None:
+    # stemmed, "cats" -> "cat": rouge1 5/6, rouge2 the-cat cat-sat sat-on = 3/5, rougeL 5/6
+    result = rouge("the cats sat on the mat", "the cat sat on a mat", stem=True)
+    assert (result.rouge1, result.rouge2, result.rougeL) == pytest.approx((5 / 6, 3 / 5, 5 / 6))
+
+
+def test_rouge_tokens_are_lower_case_ascii_words() -> None:
+    # rouge-score's tokenizer: lower case, anything but a-z0-9 separates words
+    assert rouge("Hello, World!", "hello world") == RougeResult(1.0, 1.0, 1.0)
+    # no a-z0-9 token at all: nothing to match
+    assert rouge("北京", "北京") == RougeResult(0.0, 0.0, 0.0)
     # unigrams all shared (1.0), bigram "cats dogs" vs "dogs cats" none, LCS 1 of 2 -> 0.5
-    assert rouge("cats dogs", "dogs cats") == RougeResult(1.0, 0.0, 0.5, 0.0)
+    assert rouge("cats dogs", "dogs cats") == RougeResult(1.0, 0.0, 0.5)
 
 
 def test_length_instruction_words_and_characters() -> None:

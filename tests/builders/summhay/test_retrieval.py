@@ -48,21 +48,22 @@ def test_bound_counts_insights_with_a_gold_document_in_context() -> None:
 
 
 def test_extractive_summary_cites_every_document_with_the_sentence() -> None:
+    # documents by haystack number, in retrieval order (SummHay labels them so)
     docs = [
-        {
-            "document_id": "D1",
-            "text": "Ana: The shared budget is 300 euros for the whole trip. We agree.",
-        },
-        {"document_id": "D2", "text": "The shared budget is 300 euros for the whole trip."},
-        {"document_id": "D3", "text": "Bo likes trains and slow mornings by the sea."},
+        {"number": 7, "text": "Ana: The shared budget is 300 euros for the whole trip. We agree."},
+        {"number": 2, "text": "The shared budget is 300 euros for the whole trip.[12]"},
+        {"number": 5, "text": "Bo likes trains and slow mornings by the sea."},
     ]
     text = template_eval.summarize(
         {"query": "What about the shared budget?", "bullets": 3, "documents": docs}
     )
+    # one line, cited as SummHay's parser reads it; the web reference [12] is not carried over
+    assert text == "- The shared budget is 300 euros for the whole trip. [7][2]"
     (bullet,) = parse_summary(text)
     assert (
         bullet.text == "The shared budget is 300 euros for the whole trip."
-        and bullet.citations == ("D1", "D2")
+        and bullet.citations == (7, 2)
+        and bullet.unread == 0
     )
 
 

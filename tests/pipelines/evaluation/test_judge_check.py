@@ -34,7 +34,7 @@ SAMPLES: list[dict[str, Any]] = [
         "subtopic": "housing and transport",
         "summkey": "summary_subtopic_bm25_model-a",
         "summary": [
-            "## Housing and transport",  # a heading: no bullet for the metric
+            "## Housing and transport",  # a heading: bullet 1, as SummHay numbers lines
             "- Rents in Lisbon rose 12 percent in 2024. [3][7]",
             "- Porto opened 3 tram lines in March. [2]",
         ],
@@ -61,13 +61,13 @@ SAMPLES: list[dict[str, Any]] = [
             },
         ],
         "annotation": [
-            # judge: full, bullet 1 (candidate 1 is the second line, the first bullet)
+            # judge: full, bullet 2 (candidate 1 is the second line, bullet 2)
             {"insight_id": "i1", "coverage": "fully_covered", "candidate_id": "1"},
-            # judge: partial, bullet 2
+            # judge: partial, bullet 3
             {"insight_id": "i2", "coverage": "partially_covered", "candidate_id": "2"},
             # judge: none
             {"insight_id": "i3", "coverage": "not_covered", "candidate_id": "no_selection"},
-            # judge: none; the human linked the heading, which is no bullet
+            # judge: none; the human linked the heading (bullet 1)
             {"insight_id": "i7", "coverage": "partially_covered", "candidate_id": "0"},
         ],
         "predictions_prompted_gpt-4o": [
@@ -167,9 +167,11 @@ def test_kappa_matches_sklearn() -> None:
 
 def test_summhay_lines_map_to_the_bullets_the_metric_shows() -> None:
     bullets, of_line = summary_bullets(SAMPLES[0]["summary"])
-    assert [b.bullet_id for b in bullets] == [1, 2]
-    assert bullets[0].text.startswith("Rents in Lisbon") and bullets[0].citations == ("3", "7")
-    assert of_line == {2: 1, 3: 2}  # line 1 is the heading
+    # SummHay's judge numbers line i as bullet i + 1, the heading included
+    assert [b.bullet_id for b in bullets] == [1, 2, 3]
+    assert bullets[0].text == "## Housing and transport" and bullets[0].citations == ()
+    assert bullets[1].text.startswith("Rents in Lisbon") and bullets[1].citations == (3, 7)
+    assert of_line == {1: 1, 2: 2, 3: 3}
 
 
 def test_both_formats_read_to_the_same_asks(tmp_path: Path) -> None:
@@ -274,13 +276,13 @@ def test_template_judge_agreement_on_both_formats(tmp_path: Path) -> None:
             "recall": 1.0,
             "f1": pytest.approx(0.8),
         }
-        # linked by both: i1 (1, 1), i2 (2, 2), i4 (1, 1), i5 (1, 2); i7's link is a heading
+        # linked by both: i1 (2, 2), i2 (3, 3), i4 (1, 1), i5 (1, 2); the judge links no
+        # bullet for i7, whose human link is the heading (bullet 1)
         assert report["linking"] == {
             "compared": 4,
             "agree": 3,
             "accuracy": 0.75,
             "human_linked": 5,
-            "human_link_not_a_bullet": 1,
         }
         # scores: human 1 .5 0 .5 .5 1 0 (sum 3.5), judge 1 .5 0 0 1 .5 0 (sum 3.0)
         assert report["coverage_bias"] == pytest.approx(-0.5 / 7)

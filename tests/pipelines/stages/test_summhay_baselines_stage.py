@@ -4,6 +4,7 @@ scores."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -76,11 +77,21 @@ def test_every_context_is_summarized_judged_and_scored(built, params: Params) ->
         assert row["covered"] <= row["reachable"] or row["retriever"] == "oracle"
         assert 0 <= row["joint"] <= row["coverage"] <= 100
     metrics = json.loads((out / "summhay.json").read_text())
+    assert metrics["metric_mode"] == params.summhay_baselines.metric_mode
     ok = [r for r in rows if r["status"] == "ok" and r["retriever"] == "oracle"]
-    assert metrics["scores"]["oracle"]["summaries"] == len(ok)
-    assert metrics["scores"]["oracle"]["coverage"] == pytest.approx(
+    oracle = metrics["scores"]["oracle"]
+    assert oracle["summaries"] == len(ok)
+    assert oracle["coverage_per_summary_mean"] == pytest.approx(
         sum(r["coverage"] for r in ok) / len(ok), abs=0.01
     )
+    # the pooled Coverage weighs each summary by its insights
+    assert oracle["coverage"] == pytest.approx(
+        sum(r["coverage"] * r["insights_scored"] for r in ok)
+        / sum(r["insights_scored"] for r in ok),
+        abs=0.01,
+    )
+    # the template summarizer cites in SummHay's form only
+    assert all(r["unread_citations"] == 0 for r in rows if r["status"] == "ok")
     stats = json.loads((out / "stats.json").read_text())
     assert stats["llm"]["by_prompt"]["summhay/judge"]["asks"] == sum(
         len(r["verdicts"]) for r in rows
@@ -92,3 +103,62 @@ def test_missing_haystacks_name_the_stage_to_run(tmp_path: Path, params: Params)
     with pytest.raises(MissingInputError, match="the summhay stage writes it: run 'dvc repro summ"):
         run_stage("summhay_baselines", params, where)
     assert not (tmp_path / "summhay_baselines").exists()
+
+
+def summhay_figures(files: list[Path]) -> dict[str, dict[str, float]]:
+    """Coverage, Citation and Joint per retriever, computed from the files alone the way
+    SummHay's utils_eval.compute_full_results does (written here from its definitions): bullet
+    b of a summary is line b; a citation [n] is the n-th document; pooled over insights."""
+    pooled: dict[str, dict[str, list[float]]] = {}
+    for path in files:
+        topic = json.loads(path.read_text())
+        gold: dict[str, set[int]] = {}
+        for n, doc in enumerate(topic["documents"], 1):
+            for insight in doc["insights_included"]:
+                gold.setdefault(insight, set()).add(n)
+        for sub in topic["subtopics"]:
+            for key, lines in sub["summaries"].items():
+                retriever = key.removeprefix("summary_subtopic_").split("_")[0]
+                got = pooled.setdefault(retriever, {"coverage": [], "citation": [], "joint": []})
+                for e in sub["eval_summaries"][key]:
+                    cov = {"FULL_COVERAGE": 1.0, "PARTIAL_COVERAGE": 0.5}.get(e["coverage"], 0.0)
+                    f1 = 0.0
+                    if cov:
+                        line = lines[int(e["bullet_id"]) - 1]
+                        cited = {
+                            int(x)
+                            for group in re.findall(r"\[([\d, ]+)\]", line)
+                            for x in group.split(",")
+                            if x.strip()
+                        }
+                        hits = len(cited & gold[e["insight_id"]])
+                        p = hits / len(cited) if cited else 0.0
+                        r = hits / len(gold[e["insight_id"]])
+                        f1 = 2 * p * r / (p + r) if p + r else 0.0
+                        got["citation"].append(f1)
+                    got["coverage"].append(cov)
+                    got["joint"].append(cov * f1)
+    return {
+        name: {k: 100 * sum(v) / len(v) for k, v in scores.items() if v}
+        for name, scores in pooled.items()
+    }
+
+
+def test_summhays_layout_of_our_results_gives_our_figures(built, params: Params) -> None:
+    haystacks_path, out = built
+    files = sorted((out / "official").glob("topic_*.json"))
+    topics = pq.read_table(haystacks_path, columns=["topic_id"]).column(0).to_pylist()
+    assert [p.name for p in files] == sorted(f"topic_{t}.json" for t in topics)
+    retrievers = set(params.summhay_baselines.retrievers)
+    for path in files:
+        topic = json.loads(path.read_text())
+        ids = {d["document_id"] for d in topic["documents"]}
+        for sub in topic["subtopics"]:
+            assert set(sub["retriever"]) == retrievers
+            assert all(set(scores) == ids for scores in sub["retriever"].values())
+    metrics = json.loads((out / "summhay.json").read_text())["scores"]
+    figures = summhay_figures(files)
+    assert set(figures) == set(metrics)
+    for name, theirs in figures.items():
+        for key, value in theirs.items():
+            assert metrics[name][key] == pytest.approx(value, abs=0.005), (name, key)
