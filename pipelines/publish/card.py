@@ -16,7 +16,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined, TemplateError
 
 from pipelines.publish.export import ExportedConfig, PublishError
 from pipelines.publish.provenance import Provenance
-from pipelines.publish.registry import DatasetSpec
+from pipelines.publish.registry import LICENSE_FILE, DatasetSpec
 from pipelines.publish.statistics import StatTable
 
 FIELD_DOCS = {
@@ -36,7 +36,9 @@ FIELD_DOCS = {
     "level": "Length level of the context, e.g. 16k words.",
     "context": "The long context: passages separated by '### Passage N'.",
     "input": "The question.",
+    "question": "The question (LV-Eval calls it `input`).",
     "answers": "Reference answers.",
+    "answer": "The first of `answers` (empty when there is none), for scorers taking one answer.",
     "answer_keywords": "Words an answer must contain for the AK metric's recall gate.",
     "length": "Context length in words (characters for Chinese).",
     "evidence_positions": "Character spans of the supporting evidence in the context.",
@@ -77,6 +79,20 @@ FIELD_DOCS = {
     "passage_ids": "The supporting passages of the question.",
     "confusing_facts": "Inserted confusing facts (empty in the clean and kpr variants).",
     "level_words": "The length level in words.",
+    "topic_id": "Stable id of the SummHay topic (one haystack per topic).",
+    "domain": "SummHay domain: news or conversation.",
+    "topic": "The topic of the haystack.",
+    "subtopic_id": "Stable id of the subtopic within its topic.",
+    "subtopic": "The subtopic's name.",
+    "description": "What the subtopic covers.",
+    "insights": "Reference insights, with their gold documents by id and by citation number.",
+    "document_ids": "The haystack's documents in haystack order (Document N is the N-th).",
+    "subtopics": "Subtopics with their query and reference insights.",
+    "participants": "Speakers of a conversation topic (empty for news).",
+    "provenance": "How the haystack was generated, as key/value pairs.",
+    "source": "Where the item came from.",
+    "evidence": "Supporting passages of the answer, with character spans.",
+    "supporting_ids": "Ids of the supporting passages.",
 }
 
 SIZE_CATEGORIES = [
@@ -134,6 +150,7 @@ def card_data(inputs: CardInputs) -> DatasetCardData:
     rows = next((c.rows for c in configs if c.name == spec.size_from), configs[0].rows)
     data = DatasetCardData(
         license=spec.license,
+        **license_fields(spec),
         pretty_name=spec.pretty_name,
         language=list(spec.language),
         task_categories=list(spec.task_categories),
@@ -151,14 +168,43 @@ def card_data(inputs: CardInputs) -> DatasetCardData:
             for c in configs
         ],
     )
-    infos = {}
-    for c in configs:
-        splits = SplitDict()
-        for split, files in c.splits.items():
-            splits.add(SplitInfo(name=split, num_examples=files.rows, num_bytes=files.bytes))
-        infos[c.name] = DatasetInfo(features=c.features, splits=splits, config_name=c.name)
-    DatasetInfosDict(infos).to_dataset_card_data(data)
+    DatasetInfosDict({c.name: dataset_info(c) for c in configs}).to_dataset_card_data(data)
     return data
+
+
+def dataset_info(config: ExportedConfig) -> DatasetInfo:
+    """A config's ``dataset_info`` in the ``datasets`` library's terms: per split the rows and the
+    Arrow size (``num_bytes``); ``download_size`` the shards' size on disk and ``dataset_size``
+    the sum of the splits' Arrow sizes."""
+    splits = SplitDict()
+    for split, files in config.splits.items():
+        splits.add(SplitInfo(name=split, num_examples=files.rows, num_bytes=files.num_bytes))
+    return DatasetInfo(
+        features=config.features,
+        splits=splits,
+        config_name=config.name,
+        download_size=sum(f.bytes for f in config.splits.values()),
+        dataset_size=sum(f.num_bytes for f in config.splits.values()),
+    )
+
+
+def license_fields(spec: DatasetSpec) -> dict[str, str]:
+    """``license_name`` and ``license_link`` (LICENSE.md) of a dataset with ``license: other``."""
+    if spec.license != "other":
+        return {}
+    if not spec.license_name or not spec.license_terms:
+        raise PublishError(f"{spec.name}: license 'other' needs a license_name and license_terms")
+    return {"license_name": spec.license_name, "license_link": LICENSE_FILE}
+
+
+def license_text(spec: DatasetSpec, version: str) -> str:
+    """LICENSE.md: the terms of every source of text in the dataset."""
+    rows = "\n".join(f"| {what} | {terms} |" for what, terms in spec.license_terms)
+    return (
+        f"# Licence of {spec.pretty_name}, version {version}\n\n"
+        "The dataset mixes text from several sources; each keeps its own terms.\n\n"
+        f"| text | terms |\n|---|---|\n{rows}\n"
+    )
 
 
 def render_card(inputs: CardInputs, templates: Path) -> DatasetCard:

@@ -2,7 +2,8 @@
 
 Tables are streamed batch by batch: rows are filtered, joined, assigned to splits and redacted,
 then written under an explicit ``datasets`` feature schema (kept in the Parquet metadata, so
-nested fields and fixed-length vectors load with the declared types).
+nested fields and fixed-length vectors load with the declared types), in row groups of at most
+``ROW_GROUP_BYTES`` of Arrow data.
 """
 
 from __future__ import annotations
@@ -15,13 +16,18 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.dataset as pds
 import pyarrow.parquet as pq
 from datasets import Features
+from datasets.table import table_cast
 
 from pipelines.errors import BenchsmithError, MissingInputError
 from pipelines.publish.registry import ConfigSpec, DatasetSpec
+from pipelines.publish.views import VIEWS, View
 
 BATCH_ROWS = 1024
+ROW_GROUP_BYTES = 64 * 1024 * 1024
+"""Cap on a Parquet row group's Arrow data: the Hub's viewer reads whole row groups."""
 UNASSIGNED = "unassigned"
 """Split of rows whose entry is not in the split index (kept, and counted in the card)."""
 SPLIT_NAME = re.compile(r"^\w+(\.\w+)*$")
@@ -37,6 +43,9 @@ class SplitFiles:
 
     rows: int = 0
     bytes: int = 0
+    """Size of the shards on disk (the card's ``download_size`` adds these up)."""
+    num_bytes: int = 0
+    """Arrow size as ``datasets`` records it (the card's ``num_bytes``; :func:`arrow_nbytes`)."""
     files: list[str] = field(default_factory=list)
 
 
@@ -57,20 +66,29 @@ class ExportedConfig:
         return sum(s.rows for s in self.splits.values())
 
 
-def config_sources(spec: ConfigSpec, data: Path) -> list[tuple[str, Path, str | None]]:
+def config_sources(spec: ConfigSpec, data: Path) -> list[tuple[str, Path, object]]:
     """``(config name, source file, group value)`` for every config ``spec`` expands to."""
     if "*" in spec.source:
         files = sorted(data.glob(spec.source))
-        return [(spec.name.format(stem=f.stem), f, None) for f in files]
-    path = data / spec.source
-    if not path.is_file():
-        if spec.optional:
-            return []
+    elif (data / spec.source).is_file():
+        files = [data / spec.source]
+    elif spec.optional:
+        return []
+    else:
+        path = data / spec.source
         raise MissingInputError(f"missing {path} (needed by config {spec.name!r})", path)
+    return [(name, f, value) for f in files for name, value in _configs_of(spec, f)]
+
+
+def _configs_of(spec: ConfigSpec, path: Path) -> list[tuple[str, object]]:
+    """``(config name, group value)`` of one source file: one config, or one per distinct value
+    of ``spec.group_by`` (listed in ``group_order`` first, then sorted)."""
     if spec.group_by is None:
-        return [(spec.name, path, None)]
+        return [(spec.name.format(stem=path.stem), None)]
     values = pq.read_table(path, columns=[spec.group_by]).column(spec.group_by).unique()
-    return [(spec.name.format(value=config_slug(v)), path, v) for v in sorted(values.to_pylist())]
+    order = {v: i for i, v in enumerate(spec.group_order)}
+    ordered = sorted(values.to_pylist(), key=lambda v: (order.get(v, len(order)), str(v)))
+    return [(spec.name.format(stem=path.stem, value=config_slug(v)), v) for v in ordered]
 
 
 def config_slug(value: object) -> str:
@@ -102,6 +120,7 @@ def export_config(
     *,
     url_only: bool,
     shard_bytes: int,
+    group_bytes: int = ROW_GROUP_BYTES,
 ) -> ExportedConfig:
     """Write one config's shards under ``out/<name>/`` and return what was written."""
     folder = out / name
@@ -133,7 +152,7 @@ def export_config(
                         f"{source}: split name {split!r} of config {name!r} is not a valid "
                         "split name (letters, digits, underscores)"
                     )
-                writers[split] = _ShardWriter(folder, split, schema, shard_bytes)
+                writers[split] = _ShardWriter(folder, split, schema, shard_bytes, group_bytes)
             writers[split].write(_cast(rows, schema, source, name))
     splits = {split: writer.close() for split, writer in sorted(writers.items())}
     return ExportedConfig(name, spec, source, features, splits, lengths)
@@ -180,8 +199,11 @@ def _transform(
     joined: pa.Table | None,
     url_only: bool,
 ) -> pa.Table:
-    """Join, filter, assign splits (column ``_split``), drop and redact columns of one batch."""
+    """View, join, filter, assign splits (column ``_split``), drop, redact and rename columns of
+    one batch."""
     table = table.replace_schema_metadata(None)
+    if spec.view is not None:
+        table = _view(spec)(table)
     if joined is not None and spec.join is not None:
         # a lookup, not Table.join: order is kept and list columns are allowed
         at = pc.index_in(
@@ -201,6 +223,34 @@ def _transform(
             table = drop_path(table, path)
     for column in spec.vectors:
         table = _fixed_vectors(table, column, spec)
+    return _first_values(_renamed(table, spec), spec)
+
+
+def _view(spec: ConfigSpec) -> View:
+    if spec.view not in VIEWS:
+        raise PublishError(
+            f"config {spec.name!r}: unknown view {spec.view!r} (known: {', '.join(sorted(VIEWS))})"
+        )
+    return VIEWS[spec.view]
+
+
+def _renamed(table: pa.Table, spec: ConfigSpec) -> pa.Table:
+    """The columns renamed as ``spec.rename`` says (source name -> published name)."""
+    names = dict(spec.rename)
+    for column in names:
+        _column(table, column, spec)
+    return table.rename_columns([names.get(n, n) for n in table.column_names])
+
+
+def _first_values(table: pa.Table, spec: ConfigSpec) -> pa.Table:
+    """A scalar column of the first value of each list (null when empty), right after it."""
+    for column, source in spec.first_of:
+        values = _column(table, source, spec).combine_chunks()
+        if not pa.types.is_list(values.type) and not pa.types.is_large_list(values.type):
+            raise PublishError(f"config {spec.name!r}: {source!r} is {values.type}, not a list")
+        first = pa.array([v[0] if v else None for v in values.to_pylist()], values.type.value_type)
+        at = table.column_names.index(source) + 1
+        table = table.add_column(at, pa.field(column, values.type.value_type), first)
     return table
 
 
@@ -279,31 +329,82 @@ def word_lengths(table: pa.Table, path: str) -> list[int]:
     return [n for text in array.to_pylist() if text and (n := len(text.split()))]
 
 
-class _ShardWriter:
-    """Roll Parquet shards of one split at ``shard_bytes`` of Arrow data; name them at close."""
+def largest_prefix(table: pa.Table, max_bytes: int) -> int:
+    """The most leading rows of ``table`` (at least one) whose Arrow data fit in ``max_bytes``."""
+    low, high = 1, table.num_rows
+    while low < high:
+        middle = (low + high + 1) // 2
+        if table.slice(0, middle).nbytes <= max_bytes:
+            low = middle
+        else:
+            high = middle - 1
+    return low
 
-    def __init__(self, folder: Path, split: str, schema: pa.Schema, shard_bytes: int):
+
+def arrow_nbytes(paths: list[Path], schema: pa.Schema) -> int:
+    """The Arrow size ``datasets`` records as a split's ``num_bytes`` when it loads ``paths``.
+
+    As its Parquet builder does: each file read in batches of its first row group's rows, each
+    batch cast to the features' schema with ``datasets``' own cast; the batches' sizes add up.
+    """
+    fmt = pds.ParquetFileFormat()
+    total = 0
+    for path in paths:
+        with path.open("rb") as handle:
+            fragment = fmt.make_fragment(handle)
+            if not fragment.row_groups:
+                continue
+            size = fragment.row_groups[0].num_rows
+            for batch in fragment.to_batches(batch_size=size, batch_readahead=0):
+                total += table_cast(pa.Table.from_batches([batch]), schema).nbytes
+    return total
+
+
+class _ShardWriter:
+    """Write one split as Parquet shards of at most ``shard_bytes`` of Arrow data, in row groups
+    of at most ``group_bytes`` (a single larger row is a row group of its own); name the shards
+    at close."""
+
+    def __init__(
+        self, folder: Path, split: str, schema: pa.Schema, shard_bytes: int, group_bytes: int
+    ):
         self.folder = folder
         self.split = split
         self.schema = schema
         self.shard_bytes = shard_bytes
+        self.group_bytes = min(group_bytes, shard_bytes)
         self.result = SplitFiles()
         self._parts: list[Path] = []
         self._writer: pq.ParquetWriter | None = None
         self._in_shard = 0
+        self._pending: list[pa.Table] = []
+        self._pending_bytes = 0
 
     def write(self, table: pa.Table) -> None:
-        """Append rows, starting a new shard whenever the current one reaches the cap."""
-        row_bytes = max(1, table.nbytes // max(1, table.num_rows))
-        while table.num_rows:
-            if self._writer is None or self._in_shard >= self.shard_bytes:
-                self._rotate()
-            assert self._writer is not None
-            fit = max(1, (self.shard_bytes - self._in_shard) // row_bytes)
-            part, table = table.slice(0, fit), table.slice(fit)
-            self._writer.write_table(part)
-            self._in_shard += part.num_rows * row_bytes
-            self.result.rows += part.num_rows
+        """Buffer rows; write every full row group."""
+        self._pending.append(table)
+        self._pending_bytes += table.nbytes
+        if self._pending_bytes >= self.group_bytes:
+            self._flush(final=False)
+
+    def _flush(self, *, final: bool) -> None:
+        """Write the buffered rows as row groups, keeping back a last partial one unless
+        ``final``."""
+        rows = pa.concat_tables(self._pending) if self._pending else self.schema.empty_table()
+        while rows.num_rows and (final or rows.nbytes >= self.group_bytes):
+            fit = largest_prefix(rows, self.group_bytes)
+            self._write_group(rows.slice(0, fit))
+            rows = rows.slice(fit)
+        self._pending = [rows] if rows.num_rows else []
+        self._pending_bytes = rows.nbytes if rows.num_rows else 0
+
+    def _write_group(self, group: pa.Table) -> None:
+        if self._writer is None or self._in_shard >= self.shard_bytes:
+            self._rotate()
+        assert self._writer is not None
+        self._writer.write_table(group, row_group_size=group.num_rows)
+        self._in_shard += group.nbytes
+        self.result.rows += group.num_rows
 
     def _rotate(self) -> None:
         if self._writer is not None:
@@ -314,14 +415,19 @@ class _ShardWriter:
         self._in_shard = 0
 
     def close(self) -> SplitFiles:
+        """Write the rest, close the last shard and name every shard ``<split>-i-of-N``."""
+        self._flush(final=True)
         if self._writer is None:
             self._rotate()
         assert self._writer is not None
         self._writer.close()
         total = len(self._parts)
+        paths = []
         for i, part in enumerate(self._parts):
             final = self.folder / f"{self.split}-{i:05d}-of-{total:05d}.parquet"
             part.rename(final)
+            paths.append(final)
             self.result.files.append(f"{self.folder.name}/{final.name}")
             self.result.bytes += final.stat().st_size
+        self.result.num_bytes = arrow_nbytes(paths, self.schema)
         return self.result

@@ -20,9 +20,15 @@ class ConfigSpec:
     """One Hub config: a logical table, read from one or more stage outputs under ``data/``.
 
     A ``source`` with a ``*`` gives one config per file, named by ``name`` with ``{stem}``
-    replaced; ``group_by`` gives one config per distinct value of a column (``{value}``).
-    Rows go to the split named ``split``, to the split in column ``split_column``, or to the
-    split of the entry whose id is in column ``split_key`` (the dataset's ``split_index``).
+    replaced; ``group_by`` gives one config per distinct value of a column (``{value}``), of each
+    file when both are given, ordered by ``group_order`` first. Rows go to the split named
+    ``split``, to the split in column ``split_column``, or to the split of the entry whose id is
+    in column ``split_key`` (the dataset's ``split_index``).
+
+    ``view`` names a function of ``pipelines.publish.views.VIEWS`` applied to the source rows
+    first (e.g. one row per subtopic); ``rename`` (source, published) and ``first_of``
+    (scalar column, list column it takes the first value of) are applied last, so
+    ``text_column`` and ``first_of`` name published columns.
     """
 
     name: str
@@ -34,9 +40,13 @@ class ConfigSpec:
     where: tuple[tuple[str, str], ...] = ()
     join: Join | None = None
     group_by: str | None = None
+    group_order: tuple[str, ...] = ()
+    view: str | None = None
     vectors: tuple[str, ...] = ()
     drop: tuple[str, ...] = ()
     url_only_drop: tuple[str, ...] = ()
+    rename: tuple[tuple[str, str], ...] = ()
+    first_of: tuple[tuple[str, str], ...] = ()
     text_column: str | None = None
     optional: bool = False
     task: bool = False
@@ -52,6 +62,23 @@ class Plot:
     title: str
     xlabel: str
     ylabel: str
+
+
+WIKIPEDIA_TERMS = (
+    "[CC BY-SA 4.0](https://creativecommons.org/licenses/by-sa/4.0/); attribution: Wikipedia "
+    "contributors (each article's URL is in the wikigenbench `entries` config)"
+)
+WEB_TERMS = (
+    "Not relicensed: the text remains its publishers' and is included for research under "
+    "their own terms (each document's URL is in the wikigenbench `documents` config)"
+)
+GENERATED_TERMS = (
+    "[CC BY-SA 4.0](https://creativecommons.org/licenses/by-sa/4.0/), subject to the terms of "
+    "the model that generated it (named under Provenance; none for the template backend)"
+)
+OWN_TERMS = "[CC BY-SA 4.0](https://creativecommons.org/licenses/by-sa/4.0/)"
+LICENSE_FILE = "LICENSE.md"
+"""The file of the export a card with ``license: other`` links to (``license_link``)."""
 
 
 @dataclass(frozen=True)
@@ -74,6 +101,10 @@ class DatasetSpec:
     source_datasets: tuple[str, ...] = ("original",)
     language: tuple[str, ...] = ("en",)
     citations: tuple[str, ...] = field(default_factory=tuple)
+    license_name: str | None = None
+    """The card's ``license_name`` when ``license`` is ``other`` (terms differ by source)."""
+    license_terms: tuple[tuple[str, str], ...] = ()
+    """``(which text, its terms)`` for every source of text; written to the card and LICENSE.md."""
     web_text_inside: str = ""
     """Why the dataset's own text holds web document text that URL-only mode cannot strip
     ('' when it holds none); such a dataset is refused with ``publish.documents: urls``."""
@@ -88,6 +119,9 @@ class DatasetSpec:
 
 
 ENTRIES = "wikigen/entries.parquet"
+VARIANTS = ("clean", "cfi", "kpr", "cfi_kpr")
+"""LV-Eval's variants, in the order their configs are listed (the first level's clean one is the
+default config)."""
 
 DATASETS: dict[str, DatasetSpec] = {
     spec.name: spec
@@ -139,7 +173,21 @@ DATASETS: dict[str, DatasetSpec] = {
                     optional=True,
                 ),
             ),
-            license="cc-by-sa-4.0",
+            license="other",
+            license_name="wikipedia-cc-by-sa-4.0-and-web-text",
+            license_terms=(
+                (
+                    "Wikipedia article text (entries: title, summary, outline, sections, infobox, "
+                    "references)",
+                    WIKIPEDIA_TERMS,
+                ),
+                (
+                    "Web documents' text (documents: text, snippet; chunks: text; the documents "
+                    "inside entries)",
+                    WEB_TERMS,
+                ),
+                ("Ids, splits, offsets, counts, crawl outcomes and embeddings", OWN_TERMS),
+            ),
             task_categories=("text-generation", "summarization"),
             tags=("wikipedia", "long-context", "retrieval-augmented-generation", "benchsmith"),
             size_from="entries",
@@ -164,15 +212,37 @@ DATASETS: dict[str, DatasetSpec] = {
             template="summhay.md.j2",
             configs=(
                 ConfigSpec(
+                    "subtopics",
+                    "summhay/haystacks.parquet",
+                    "One row per topic and subtopic, ready to prompt: the subtopic's query, its "
+                    "reference insights (gold documents by id and by citation number), and the "
+                    "whole haystack as one context, documents labelled `Document N:` in haystack "
+                    "order (the numbers citations use). The haystack repeats in every subtopic "
+                    "of its topic.",
+                    view="summhay_subtopics",
+                    task=True,
+                ),
+                ConfigSpec(
                     "haystacks",
                     "summhay/haystacks.parquet",
                     "One haystack per topic: subtopics, insights with their gold documents, and "
                     "the documents that repeat them.",
                     text_column="documents.text",
-                    task=True,
                 ),
             ),
-            license="cc-by-sa-4.0",
+            license="other",
+            license_name="generated-text-and-wikipedia-cc-by-sa-4.0",
+            license_terms=(
+                (
+                    "Generated text (topics, subtopics, queries, insights, documents, contexts)",
+                    GENERATED_TERMS,
+                ),
+                (
+                    "Topics taken from Wikipedia events (`source` starting with `event:`)",
+                    WIKIPEDIA_TERMS,
+                ),
+                ("Ids, counts and provenance fields", OWN_TERMS),
+            ),
             task_categories=("summarization",),
             tags=("long-context", "summarization", "citation", "benchsmith"),
             size_from="haystacks",
@@ -187,10 +257,14 @@ DATASETS: dict[str, DatasetSpec] = {
             template="lveval.md.j2",
             configs=(
                 ConfigSpec(
-                    "{stem}",
+                    "{stem}_{value}",
                     "lveval/records/*.parquet",
-                    "Every QA item at one length level, in four variants (clean, cfi, kpr, "
-                    "cfi_kpr) told apart by the variant column.",
+                    "Every QA item at one length level in one variant (the config name ends with "
+                    "it: clean, cfi, kpr or cfi_kpr); LV-Eval's `input` is `question` here.",
+                    group_by="variant",
+                    group_order=VARIANTS,
+                    rename=(("input", "question"),),
+                    first_of=(("answer", "answers"),),
                     text_column="context",
                     task=True,
                 ),
@@ -198,9 +272,20 @@ DATASETS: dict[str, DatasetSpec] = {
                     "qa",
                     "lveval/qa.parquet",
                     "The QA items themselves, with their evidence, before any context is built.",
+                    first_of=(("answer", "answers"),),
                 ),
             ),
-            license="cc-by-sa-4.0",
+            license="other",
+            license_name="web-text-and-cc-by-sa-4.0",
+            license_terms=(
+                ("Contexts' passages from web documents", WEB_TERMS),
+                ("Questions, answers and evidence drawn from Wikipedia articles", WIKIPEDIA_TERMS),
+                (
+                    "Generated text (LLM questions, confusing facts, KPR replacement names)",
+                    GENERATED_TERMS,
+                ),
+                ("Ids, positions, levels and counts", OWN_TERMS),
+            ),
             task_categories=("question-answering",),
             tags=("long-context", "question-answering", "lv-eval", "l-eval", "benchsmith"),
             size_from="qa",

@@ -1,7 +1,8 @@
 """The ``publish`` stage: export every registered dataset in the Hub's layout, then push if asked.
 
 ``data/publish/<name>/`` holds ``<config>/<split>-0000i-of-0000N.parquet``, ``README.md`` (card),
-``images/*.png``, ``eval.yaml`` where the dataset is a benchmark, and ``benchsmith.json``.
+``images/*.png``, ``eval.yaml`` where the dataset is a benchmark, ``LICENSE.md`` where its text
+comes under several licences, and ``benchsmith.json``.
 """
 
 from __future__ import annotations
@@ -13,7 +14,13 @@ from pathlib import Path
 from pipelines.errors import MissingInputError
 from pipelines.progress import progress_iter
 from pipelines.publish import charts
-from pipelines.publish.card import CardInputs, baseline_json, eval_yaml, render_card
+from pipelines.publish.card import (
+    CardInputs,
+    baseline_json,
+    eval_yaml,
+    license_text,
+    render_card,
+)
 from pipelines.publish.export import (
     UNASSIGNED,
     ExportedConfig,
@@ -25,7 +32,7 @@ from pipelines.publish.export import (
 from pipelines.publish.hub import RemoteState, Retry, hub_token, plan_push, push
 from pipelines.publish.manifest import MANIFEST, build_manifest, read_manifest
 from pipelines.publish.provenance import collect
-from pipelines.publish.registry import DATASETS, DatasetSpec
+from pipelines.publish.registry import DATASETS, LICENSE_FILE, DatasetSpec
 from pipelines.publish.settings import PublishSettings
 from pipelines.publish.statistics import (
     NAMED,
@@ -115,6 +122,8 @@ def export_dataset(
         settings.cards,
     )
     card.save(out / "README.md")
+    if spec.license_terms:
+        (out / LICENSE_FILE).write_text(license_text(spec, settings.version), "utf-8")
     if registration := eval_yaml(spec, exported, settings.version):
         (out / "eval.yaml").write_text(registration, "utf-8")
     manifest = build_manifest(

@@ -16,7 +16,7 @@ from huggingface_hub import DatasetCard
 
 from pipelines.errors import ParamsError
 from pipelines.publish.export import PublishError, drop_path, export_config
-from pipelines.publish.registry import DATASETS, ConfigSpec
+from pipelines.publish.registry import DATASETS, VARIANTS, ConfigSpec
 from pipelines.publish.statistics import NAMED
 from pipelines.settings import load_params
 from tests.pipelines.publish.conftest import publish_settings
@@ -105,7 +105,11 @@ def test_round_trip_equals_the_stage_outputs(hub_export, publish_data):
     )
     _same_rows(exported_vectors.drop_columns(["entry_id"]), vectors, "chunk_id")
     for record in sorted((publish_data / "lveval/records").glob("*.parquet")):
-        _same_rows(_loaded(hub_export / "lveval", record.stem), pq.read_table(record), "input")
+        source = pq.read_table(record)
+        for variant in VARIANTS:
+            exported = _loaded(hub_export / "lveval", f"{record.stem}_{variant}")
+            exported = exported.drop_columns(["answer"]).rename_columns({"question": "input"})
+            _same_rows(exported, source.filter(pc.equal(source["variant"], variant)), "qa_id")
     _same_rows(
         _loaded(hub_export / "summhay", "haystacks"),
         pq.read_table(publish_data / "summhay/haystacks.parquet"),
@@ -253,10 +257,10 @@ def test_eval_yaml_lists_tasks_that_exist(hub_export):
             assert (task["config"], task["split"]) in declared_splits
     lveval = yaml.safe_load((hub_export / "lveval" / "eval.yaml").read_text())
     assert [t["config"] for t in lveval["tasks"]] == [
-        "events_mixup_2k",
-        "events_mixup_4k",
-        "events_mixup_8k",
+        f"events_mixup_{level}_{variant}" for level in ("2k", "4k", "8k") for variant in VARIANTS
     ]
+    summhay = yaml.safe_load((hub_export / "summhay" / "eval.yaml").read_text())
+    assert [t["config"] for t in summhay["tasks"]] == ["subtopics"]
 
 
 def test_manifest_hashes_the_data_not_the_card(hub_export):

@@ -1,0 +1,85 @@
+"""Row views a config can publish instead of its source rows (``ConfigSpec.view``).
+
+Each view maps one batch of source rows to the rows to publish; the registry names it, so a flat
+config of a nested table is an entry there, not new export code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pyarrow as pa
+
+from builders.summhay.scoring import document_numbers
+
+View = Callable[[pa.Table], pa.Table]
+
+INSIGHT = pa.struct(
+    [
+        ("insight_id", pa.string()),
+        ("text", pa.string()),
+        ("gold_document_ids", pa.list_(pa.string())),
+        ("gold_document_numbers", pa.list_(pa.int32())),
+    ]
+)
+SUBTOPIC_SCHEMA = pa.schema(
+    [
+        ("topic_id", pa.string()),
+        ("domain", pa.string()),
+        ("topic", pa.string()),
+        ("subtopic_id", pa.string()),
+        ("subtopic", pa.string()),
+        ("description", pa.string()),
+        ("query", pa.string()),
+        ("insights", pa.list_(INSIGHT)),
+        ("document_ids", pa.list_(pa.string())),
+        ("context", pa.string()),
+    ]
+)
+
+
+def haystack_context(documents: list[dict[str, Any]]) -> str:
+    """The haystack as one text: ``Document N:`` and its text, in haystack order, as the
+    summarizer's prompt shows them (N is the number citations use)."""
+    return "\n\n".join(f"Document {n}:\n{d['text']}" for n, d in enumerate(documents, 1))
+
+
+def subtopic_rows(haystack: dict[str, Any]) -> list[dict[str, Any]]:
+    """One row per subtopic of a haystack row."""
+    documents = haystack["documents"] or []
+    ids = [d["document_id"] for d in documents]
+    number = document_numbers(ids)
+    context = haystack_context(documents)
+    return [
+        {
+            "topic_id": haystack["topic_id"],
+            "domain": haystack["domain"],
+            "topic": haystack["topic"],
+            "subtopic_id": subtopic["subtopic_id"],
+            "subtopic": subtopic["name"],
+            "description": subtopic["description"],
+            "query": subtopic["query"],
+            "insights": [
+                {
+                    "insight_id": i["insight_id"],
+                    "text": i["text"],
+                    "gold_document_ids": i["gold_document_ids"],
+                    "gold_document_numbers": [number[d] for d in i["gold_document_ids"]],
+                }
+                for i in subtopic["insights"] or []
+            ],
+            "document_ids": ids,
+            "context": context,
+        }
+        for subtopic in haystack["subtopics"] or []
+    ]
+
+
+def summhay_subtopics(table: pa.Table) -> pa.Table:
+    """SummHay haystacks flattened to one row per topic and subtopic."""
+    rows = [row for haystack in table.to_pylist() for row in subtopic_rows(haystack)]
+    return pa.Table.from_pylist(rows, schema=SUBTOPIC_SCHEMA)
+
+
+VIEWS: dict[str, View] = {"summhay_subtopics": summhay_subtopics}
