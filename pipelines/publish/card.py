@@ -38,6 +38,9 @@ FIELD_DOCS = {
     "input": "The question.",
     "question": "The question (LV-Eval calls it `input`).",
     "answers": "Reference answers.",
+    "reference": "The reference insights as a bullet list (the target in `eval.yaml`).",
+    "outline_text": "The section headings in Markdown, one a line (for prompting).",
+    "article": "The reference article in Markdown: lead, then headings and text.",
     "answer": "The first of `answers` (empty when there is none), for scorers taking one answer.",
     "answer_keywords": "Words an answer must contain for the AK metric's recall gate.",
     "length": "Context length in words (characters for Chinese).",
@@ -241,6 +244,7 @@ def render_card(inputs: CardInputs, templates: Path) -> DatasetCard:
             provenance=inputs.provenance,
             params_yaml=yaml.safe_dump(inputs.provenance.params, sort_keys=False).strip(),
             citations=citations,
+            eval_tasks=evaluated_configs(inputs.configs),
         )
     except TemplateError as exc:
         raise PublishError(f"{templates}/{inputs.spec.template}: {exc}") from exc
@@ -248,24 +252,77 @@ def render_card(inputs: CardInputs, templates: Path) -> DatasetCard:
     return DatasetCard(f"---\n{data.to_yaml()}\n---\n\n{body.strip()}\n")
 
 
+EVAL_YAML_HEADER = """\
+# Inspect AI tasks of this dataset: `inspect eval hf/<namespace>/<name>/<task id> --model ...`
+# Only Inspect's built-in solvers and scorers can be named here; the description says which of
+# the benchmark's own metrics they approximate (see the card's Evaluate section).
+"""
+
+
+class _BlockDumper(yaml.SafeDumper):
+    """Writes multi-line strings (prompt templates) as ``|`` blocks."""
+
+
+def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    style = "|" if "\n" in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_BlockDumper.add_representer(str, _str)
+
+
+def inspect_task(config: ExportedConfig, split: str) -> dict[str, Any]:
+    """One ``tasks`` item of eval.yaml (Inspect AI's ``HFTask`` keys only)."""
+    task = config.spec.inspect
+    if task is None:
+        raise PublishError(f"config {config.name!r} has no Inspect task")
+    field_spec: dict[str, Any] = {"input": task.input, "target": task.target}
+    field_spec |= {"metadata": list(task.metadata)} if task.metadata else {}
+    missing = [c for c in field_spec_columns(field_spec) if c not in config.features]
+    if missing:
+        raise PublishError(f"config {config.name!r}: eval.yaml names missing columns {missing}")
+    return {
+        "id": config.name if split == "test" else f"{config.name}_{split}",
+        "config": config.name,
+        "split": split,
+        "field_spec": field_spec,
+        "solvers": [
+            {"name": "prompt_template", "args": {"template": task.template}},
+            {"name": "generate"},
+        ],
+        "scorers": [
+            {"name": name, "args": dict(args)} if args else {"name": name}
+            for name, args in task.scorers
+        ],
+    }
+
+
+def field_spec_columns(field_spec: dict[str, Any]) -> list[str]:
+    """The columns a ``field_spec`` reads (``literal:`` targets read none)."""
+    columns = [v for k, v in field_spec.items() if k != "metadata" and isinstance(v, str)]
+    return [c for c in columns if not c.startswith("literal:")] + field_spec.get("metadata", [])
+
+
+def evaluated_configs(configs: list[ExportedConfig]) -> list[ExportedConfig]:
+    """The configs eval.yaml lists: task configs with an Inspect task and a ``test`` split."""
+    return [c for c in configs if c.spec.task and c.spec.inspect and "test" in c.splits]
+
+
 def eval_yaml(spec: DatasetSpec, configs: list[ExportedConfig], version: str) -> str | None:
-    """The Hub's benchmark registration: one task per evaluation config and split."""
-    tasks = [
-        {"id": c.name if split == "test" else f"{c.name}_{split}", "config": c.name, "split": split}
-        for c in configs
-        if c.spec.task
-        for split in c.splits
-        if split == "test"
-    ]
-    if not tasks:
+    """The Hub's benchmark registration for Inspect AI: one task per task config's test split."""
+    evaluated = evaluated_configs(configs)
+    if not evaluated:
         return None
+    notes = dict.fromkeys(c.spec.inspect.unexpressed for c in evaluated if c.spec.inspect)
+    description = f"{spec.pretty_name}, version {version}, built with benchsmith."
+    description += "".join(f" Scoring: {note}." for note in notes if note)
     document = {
         "name": spec.pretty_name,
-        "description": f"{spec.pretty_name}, version {version}, built with benchsmith.",
-        "evaluation_framework": "benchsmith",
-        "tasks": tasks,
+        "description": description,
+        "evaluation_framework": "inspect-ai",
+        "tasks": [inspect_task(c, "test") for c in evaluated],
     }
-    return yaml.safe_dump(document, sort_keys=False)
+    return EVAL_YAML_HEADER + yaml.dump(document, Dumper=_BlockDumper, sort_keys=False, width=100)
 
 
 def baseline_json(path: Path) -> dict[str, Any]:

@@ -16,6 +16,23 @@ class Join:
 
 
 @dataclass(frozen=True)
+class InspectTask:
+    """How ``eval.yaml`` has Inspect AI run a task config: the columns of its ``field_spec``, a
+    ``prompt_template`` (``{prompt}`` is ``input``; ``{column}`` any ``metadata`` column),
+    ``generate``, and Inspect's built-in scorers (eval.yaml can name no others).
+
+    ``unexpressed`` says which of the benchmark's own metrics the built-in scorers miss; it goes
+    to the eval.yaml description and the card."""
+
+    input: str
+    target: str
+    template: str
+    scorers: tuple[tuple[str, dict[str, object]], ...]
+    metadata: tuple[str, ...] = ()
+    unexpressed: str = ""
+
+
+@dataclass(frozen=True)
 class ConfigSpec:
     """One Hub config: a logical table, read from one or more stage outputs under ``data/``.
 
@@ -50,6 +67,8 @@ class ConfigSpec:
     text_column: str | None = None
     optional: bool = False
     task: bool = False
+    inspect: InspectTask | None = None
+    """The config's task in ``eval.yaml`` (task configs only)."""
 
 
 @dataclass(frozen=True)
@@ -119,6 +138,52 @@ class DatasetSpec:
 
 
 ENTRIES = "wikigen/entries.parquet"
+LVEVAL_TASK = InspectTask(
+    input="question",
+    target="answer",
+    metadata=("context",),
+    template=(
+        "Read the passages and answer the question briefly.\n\n{context}\n\n"
+        "Question: {prompt}\nAnswer:"
+    ),
+    scorers=(("includes", {}), ("f1", {})),
+    unexpressed=(
+        "LV-Eval's AK metric (answer-keyword recall gate, then F1) needs `answer_keywords` and "
+        "a custom scorer; `includes` (the answer appears in the output) and `f1` (token F1 "
+        "against `answer`) approximate it"
+    ),
+)
+SUMMHAY_TASK = InspectTask(
+    input="query",
+    target="reference",
+    metadata=("context",),
+    template=(
+        "Below are documents labelled `Document N:`.\n\n{context}\n\n{prompt}\n"
+        "Answer in bullet points; after each bullet cite its documents as [N]."
+    ),
+    scorers=(("model_graded_qa", {"partial_credit": True}),),
+    unexpressed=(
+        "SummHay's coverage score is judged per insight and its citation score checks the "
+        "cited documents against each insight's gold documents; `model_graded_qa` with partial "
+        "credit grades the whole summary against all reference insights at once, and citations "
+        "are not scored"
+    ),
+)
+WIKIGEN_TASK = InspectTask(
+    input="title",
+    target="article",
+    metadata=("outline_text",),
+    template=(
+        'Write the Wikipedia article "{prompt}": a lead, then these sections under their '
+        "Markdown headings:\n\n{outline_text}"
+    ),
+    scorers=(("f1", {}),),
+    unexpressed=(
+        "WikiGenBench retrieves from the entry's `documents` and scores citations; eval.yaml "
+        "cannot retrieve, so this task is closed-book, and `f1` scores only token overlap with "
+        "the reference article"
+    ),
+)
 VARIANTS = ("clean", "cfi", "kpr", "cfi_kpr")
 """LV-Eval's variants, in the order their configs are listed (the first level's clean one is the
 default config)."""
@@ -135,11 +200,14 @@ DATASETS: dict[str, DatasetSpec] = {
                     "entries",
                     ENTRIES,
                     "One Wikipedia event article per row, with its outline, sections and the "
-                    "related documents it cites or that search found.",
+                    "related documents it cites or that search found; `outline_text` and "
+                    "`article` (the reference article) are what eval.yaml prompts with and scores.",
                     split_column="split",
                     url_only_drop=("documents.text",),
                     text_column="word_count",
+                    view="wikigen_entries",
                     task=True,
+                    inspect=WIKIGEN_TASK,
                 ),
                 ConfigSpec(
                     "documents",
@@ -215,12 +283,14 @@ DATASETS: dict[str, DatasetSpec] = {
                     "subtopics",
                     "summhay/haystacks.parquet",
                     "One row per topic and subtopic, ready to prompt: the subtopic's query, its "
-                    "reference insights (gold documents by id and by citation number), and the "
+                    "reference insights (gold documents by id and by citation number; as one "
+                    "bullet list in `reference`, the eval.yaml target), and the "
                     "whole haystack as one context, documents labelled `Document N:` in haystack "
                     "order (the numbers citations use). The haystack repeats in every subtopic "
                     "of its topic.",
                     view="summhay_subtopics",
                     task=True,
+                    inspect=SUMMHAY_TASK,
                 ),
                 ConfigSpec(
                     "haystacks",
@@ -267,6 +337,7 @@ DATASETS: dict[str, DatasetSpec] = {
                     first_of=(("answer", "answers"),),
                     text_column="context",
                     task=True,
+                    inspect=LVEVAL_TASK,
                 ),
                 ConfigSpec(
                     "qa",

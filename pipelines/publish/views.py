@@ -6,7 +6,7 @@ config of a nested table is an entry there, not new export code.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import pyarrow as pa
@@ -33,6 +33,7 @@ SUBTOPIC_SCHEMA = pa.schema(
         ("description", pa.string()),
         ("query", pa.string()),
         ("insights", pa.list_(INSIGHT)),
+        ("reference", pa.string()),
         ("document_ids", pa.list_(pa.string())),
         ("context", pa.string()),
     ]
@@ -43,6 +44,11 @@ def haystack_context(documents: list[dict[str, Any]]) -> str:
     """The haystack as one text: ``Document N:`` and its text, in haystack order, as the
     summarizer's prompt shows them (N is the number citations use)."""
     return "\n\n".join(f"Document {n}:\n{d['text']}" for n, d in enumerate(documents, 1))
+
+
+def bullets(lines: Iterable[str]) -> str:
+    """Lines as a Markdown bullet list."""
+    return "\n".join(f"- {line}" for line in lines)
 
 
 def subtopic_rows(haystack: dict[str, Any]) -> list[dict[str, Any]]:
@@ -69,6 +75,7 @@ def subtopic_rows(haystack: dict[str, Any]) -> list[dict[str, Any]]:
                 }
                 for i in subtopic["insights"] or []
             ],
+            "reference": bullets(i["text"] for i in subtopic["insights"] or []),
             "document_ids": ids,
             "context": context,
         }
@@ -82,4 +89,35 @@ def summhay_subtopics(table: pa.Table) -> pa.Table:
     return pa.Table.from_pylist(rows, schema=SUBTOPIC_SCHEMA)
 
 
-VIEWS: dict[str, View] = {"summhay_subtopics": summhay_subtopics}
+def outline_text(sections: list[dict[str, Any]]) -> str:
+    """The article's section headings in Markdown, one a line (``## Impact``)."""
+    return "\n".join(f"{'#' * s['level']} {s['title']}" for s in sections)
+
+
+def article_text(summary: str | None, sections: list[dict[str, Any]]) -> str:
+    """The reference article in Markdown: the lead, then each heading and its text."""
+    parts = [summary or ""]
+    for section in sections:
+        heading = f"{'#' * section['level']} {section['title']}"
+        parts.append(f"{heading}\n\n{section['text']}" if section["text"] else heading)
+    return "\n\n".join(p for p in parts if p)
+
+
+def wikigen_entries(table: pa.Table) -> pa.Table:
+    """WikiGenBench entries with two strings for prompting and scoring: ``outline_text`` (the
+    headings to write) and ``article`` (the reference article)."""
+    rows = table.select(["summary", "sections"]).to_pylist()
+    sections = [r["sections"] or [] for r in rows]
+    at = table.column_names.index("outline") + 1
+    table = table.add_column(
+        at, "outline_text", pa.array([outline_text(s) for s in sections], pa.string())
+    )
+    articles = [article_text(r["summary"], s) for r, s in zip(rows, sections, strict=True)]
+    at = table.column_names.index("sections") + 1
+    return table.add_column(at, "article", pa.array(articles, pa.string()))
+
+
+VIEWS: dict[str, View] = {
+    "summhay_subtopics": summhay_subtopics,
+    "wikigen_entries": wikigen_entries,
+}

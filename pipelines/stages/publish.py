@@ -2,7 +2,7 @@
 
 ``data/publish/<name>/`` holds ``<config>/<split>-0000i-of-0000N.parquet``, ``README.md`` (card),
 ``images/*.png``, ``eval.yaml`` where the dataset is a benchmark, ``LICENSE.md`` where its text
-comes under several licences, and ``benchsmith.json``.
+comes under several licences, ``benchsmith.json`` and ``croissant.json`` (Croissant 1.1 metadata).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from pipelines.publish.card import (
     license_text,
     render_card,
 )
+from pipelines.publish.croissant import CroissantInputs, write_croissant
 from pipelines.publish.export import (
     UNASSIGNED,
     ExportedConfig,
@@ -130,6 +131,14 @@ def export_dataset(
         out, spec.name, settings.version, provenance.toolkit_version, provenance.git_commit
     )
     (out / MANIFEST).write_text(manifest.to_json(), "utf-8")
+    bibs = [settings.cards / "citations" / f"{key}.bib" for key in spec.citations]
+    citations = [p.read_text("utf-8").strip() for p in bibs if p.is_file()]
+    write_croissant(
+        CroissantInputs(
+            spec, exported, manifest, settings.repo_id(spec.name), provenance, citations
+        ),
+        out,
+    )
     return exported
 
 

@@ -1,0 +1,48 @@
+"""Real consumers in virtualenvs of their own: a harness or validator installed from the package
+index into ``.cache/venvs/``, without benchsmith, the way a benchmark user would have it.
+
+A venv is built once per requirement set (named by its hash) under a lock, so parallel test
+workers share it and a second run installs nothing. A test that needs one is skipped, saying
+why, when the index cannot supply the packages.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import shutil
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from tests.support.snapshot import ROOT
+
+VENVS = ROOT / ".cache" / "venvs"
+INSTALL_TIMEOUT_S = 1800.0
+"""A cold install of a harness with torch takes minutes; far longer on a loaded machine."""
+
+
+def venv_with(name: str, requirements: Sequence[str]) -> Path:
+    """The ``bin`` folder of a venv holding ``requirements`` (built on first use); the test is
+    skipped when the package index cannot supply them."""
+    digest = hashlib.sha256("\n".join(sorted(requirements)).encode()).hexdigest()[:12]
+    target = VENVS / f"{name}-{digest}"
+    VENVS.mkdir(parents=True, exist_ok=True)
+    with open(VENVS / f".{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if (target / ".installed").is_file():
+            return target / "bin"
+        shutil.rmtree(target, ignore_errors=True)
+        subprocess.run([sys.executable, "-m", "venv", str(target)], check=True)
+        pip = [str(target / "bin" / "python"), "-m", "pip", "install", "-q"]
+        done = subprocess.run(
+            [*pip, *requirements], capture_output=True, text=True, timeout=INSTALL_TIMEOUT_S
+        )
+        if done.returncode:
+            shutil.rmtree(target, ignore_errors=True)
+            pytest.skip(f"could not install {' '.join(requirements)}: {done.stderr[-300:]}")
+        (target / ".installed").touch()
+    return target / "bin"
