@@ -219,6 +219,33 @@ def rehydrate(
         typer.echo(f"  not restored: {url} ({reason})")
 
 
+@app.command("lveval-official")
+def lveval_official(
+    records: Annotated[Path, typer.Option(help="The lveval stage's records folder.")] = DATA
+    / "lveval"
+    / "records",
+    out: Annotated[Path, typer.Option(help="Where the layout goes.")] = Path("lveval-official"),
+    name: Annotated[
+        str | None,
+        typer.Option(help="LV-Eval set name (default: multifieldqa_en_mixup / _zh_ by language)."),
+    ] = None,
+) -> None:
+    """Write lveval records in LV-Eval's own layout, OUT/<variant>/<name>_<level>.jsonl, with a
+    README.md on running LV-Eval's prediction.py and evaluation.py on it."""
+    from builders.lveval.official import write_official
+
+    def run() -> dict[str, int]:
+        if not records.is_dir():
+            raise MissingInputError(f"missing {records} (the lveval records)", records)
+        try:
+            return write_official(records, out, name)
+        except ValueError as exc:
+            raise ParamsError(f"[--name] {exc}") from None
+
+    counts = _guarded(run)
+    typer.echo(f"lveval-official: {sum(counts.values())} lines in {len(counts)} files -> {out}/")
+
+
 JUDGE_CHECK_HELP = "\n\n".join(
     [
         "Check the configured judge (params.yaml's llm block) against human-labelled verdicts.",

@@ -9,6 +9,7 @@ from typing import Literal
 from pydantic import Field, StrictInt, field_validator
 
 from builders.lveval.contexts import level_words
+from builders.lveval.official import AK_NAMES
 from builders.settings import Strict
 
 DEFAULT_LEVELS = ["16k", "32k", "64k", "128k", "256k"]
@@ -87,6 +88,22 @@ class LVEvalSettings(Strict):
         32, ge=1, description="Context text buffered before a write; bounds memory at long levels."
     )
 
+    official_layout: bool = Field(
+        False,
+        description=(
+            "Also write official/<variant>/<name>_<level>.jsonl, the layout LV-Eval's own "
+            "prediction.py and evaluation.py read (not a DVC output)."
+        ),
+    )
+    official_name: str | None = Field(
+        None,
+        description=(
+            "LV-Eval set name of the official layout (selects only their prompt and metric); "
+            "one of their AK-scored sets of the records' language. Unset: multifieldqa_en_mixup "
+            "or multifieldqa_zh_mixup."
+        ),
+    )
+
     def rows_per_write(self, words: int) -> int:
         """Records per buffered write at a level of ``words`` (about 6 bytes per word)."""
         return max(1, min(256, self.write_buffer_mb * 2**20 // (6 * words)))
@@ -99,4 +116,11 @@ class LVEvalSettings(Strict):
         sizes = [level_words(v) for v in value]
         if sizes != sorted(set(sizes)):
             raise ValueError("levels must be distinct and increasing")
+        return value
+
+    @field_validator("official_name")
+    @classmethod
+    def _official_name(cls, value: str | None) -> str | None:
+        if value is not None and value not in AK_NAMES:
+            raise ValueError(f"not an AK-scored set of LV-Eval's config.py: {list(AK_NAMES)}")
         return value

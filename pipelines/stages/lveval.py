@@ -4,7 +4,9 @@ Hugging Face QA dataset), at every length level, in four variants.
 Writes ``qa.parquet`` (the verified QA items), ``records/<dataset>_<level>.parquet`` (every item
 at that level as clean, cfi, kpr and cfi_kpr records), ``leval/<dataset>_<level>.jsonl`` (the
 same in L-Eval's layout), ``rules.jsonl`` (the proposed replacement rules, in the reviewed-rules
-format), ``drops.parquet`` (every item left out, with step and reason) and ``stats.json``.
+format), ``drops.parquet`` (every item left out, with step and reason) and ``stats.json``; with
+``official_layout`` also ``official/<variant>/<name>_<level>.jsonl`` (LV-Eval's own layout, read
+back from the records in batches; not a DVC output).
 Records are streamed level by level and written in batches of at most ``write_buffer_mb`` of
 context text, so memory does not grow with the number of items.
 """
@@ -12,6 +14,7 @@ context text, so memory does not grow with the number of items.
 from __future__ import annotations
 
 import json
+import shutil
 from collections import Counter
 from pathlib import Path
 
@@ -22,6 +25,7 @@ from builders.leval.export import leval_line
 from builders.lveval import cfi, kpr
 from builders.lveval.build import records
 from builders.lveval.contexts import Corpus, level_words
+from builders.lveval.official import write_official
 from builders.lveval.passages import corpus as entry_corpus
 from builders.lveval.records import QA_SCHEMA, RECORD_SCHEMA, Passage
 from builders.lveval.settings import LVEvalSettings
@@ -39,6 +43,7 @@ QA = "qa.parquet"
 RULES = "rules.jsonl"
 RECORDS = "records"
 LEVAL = "leval"
+OFFICIAL = "official"
 
 
 def read_rules(path: Path) -> list[kpr.Rule]:
@@ -142,11 +147,18 @@ def run_lveval(
                             leval.write(json.dumps(leval_line(row), ensure_ascii=False) + "\n")
                             stats.update(f"records_{label}")
                             lengths.setdefault(label, []).append(row["length"])
+        if settings.official_layout:
+            try:
+                write_official(scratch / RECORDS, scratch / OFFICIAL, settings.official_name)
+            except ValueError as exc:
+                raise ParamsError(f"[lveval -> official_name] {exc}") from None
         levels = {
             label: {"words": sizes[label], "min_length": min(v), "max_length": max(v)}
             for label, v in lengths.items()
         }
         run.extra["levels"] = levels
+    if not settings.official_layout:
+        shutil.rmtree(out / OFFICIAL, ignore_errors=True)  # left by an earlier run with it on
     return run.stats
 
 

@@ -321,3 +321,38 @@ def test_a_hub_source_revision_is_validated_and_passed_to_load_dataset(
         with pytest.raises(ValidationError) as info:
             HubSource(path=str(folder), dataset="local_mixup", revision=bad)
         assert info.value.errors()[0]["loc"] == ("revision",)
+
+
+def test_the_official_layout_is_off_by_default_and_holds_every_record_when_on(
+    tmp_path: Path, params: Params, entries: Path, built: Path
+) -> None:
+    assert not params.lveval.official_layout and not (built / "official").exists()
+    out = tmp_path / "lveval"
+    build(params, entries, out, official_layout=True, official_name="hotpotwikiqa_mixup")
+    records = _records(out)
+    lines = {
+        (f.parent.name, f.stem): [json.loads(line) for line in f.read_text().splitlines()]
+        for f in sorted((out / "official").glob("*/*.jsonl"))
+    }
+    assert {v for v, _ in lines} == set(VARIANTS) and (out / "official" / "README.md").is_file()
+    for (variant, stem), mine in lines.items():
+        level = stem.removeprefix("hotpotwikiqa_mixup_")
+        rows = [r for r in records if r["variant"] == variant and r["level"] == level]
+        assert [m["context"] for m in mine] == [r["context"] for r in rows]
+    assert sum(map(len, lines.values())) == len(records)
+    build(params, entries, out)
+    assert not (out / "official").exists()
+
+
+def test_the_cli_writes_the_official_layout_from_records(tmp_path: Path, built: Path) -> None:
+    from typer.testing import CliRunner
+
+    from pipelines.cli import app
+
+    out = tmp_path / "official"
+    args = ["lveval-official", "--records", str(built / "records"), "--out", str(out)]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in (out / "clean").iterdir())[0].startswith("multifieldqa_en_mixup_")
+    bad = CliRunner().invoke(app, [*args, "--name", "cmrc_mixup"])
+    assert bad.exit_code != 0 and "cmrc_mixup" in bad.output
