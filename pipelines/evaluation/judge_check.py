@@ -226,17 +226,24 @@ def _jsonl_item(line: _Line, where: str, item_id: str) -> Labelled:
     return _coverage_item(item_id, where, label, parsed, coverage.insight, line.bullet_id)
 
 
+def _json(path: Path, text: str, line: int | None = None) -> Any:
+    """``text`` parsed as JSON; an error names the file and line (``line``: the line ``text``
+    is, in a JSONL file)."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        where = line if line is not None else exc.lineno
+        raise LabelFileError(
+            f"{path}:{where}: not valid JSON: {exc.msg} (column {exc.colno})"
+        ) from None
+
+
 def _read_jsonl(path: Path, text: str, judge: str | None) -> LabelFile:
     parsed: list[tuple[int, _Line]] = []
     for n, raw in enumerate(text.splitlines(), 1):
         if not raw.strip():
             continue
-        try:
-            data = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise LabelFileError(
-                f"{path}:{n}: not valid JSON: {exc.msg} (column {exc.colno})"
-            ) from None
+        data = _json(path, raw, n)
         if not isinstance(data, dict):
             raise LabelFileError(f"{path}:{n}: expected a JSON object, got {type(data).__name__}")
         try:
@@ -320,12 +327,7 @@ def _read_summhay(path: Path, text: str, judge: str | None) -> LabelFile:
             f"{path}: SummHay's annotation file holds coverage verdicts only (summhay-coverage), "
             f"not {judge}"
         )
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise LabelFileError(
-            f"{path}:{exc.lineno}: not valid JSON: {exc.msg} (column {exc.colno})"
-        ) from None
+    data = _json(path, text)
     if not isinstance(data, list):
         raise LabelFileError(f"{path}: expected a JSON array of annotated summaries")
     try:
