@@ -1,5 +1,6 @@
-"""Text helpers shared by every benchmark family: keywords, specific tokens, sentence spans, and
-the SQuAD-style answer normalisation and token F1 that LV-Eval's and L-Eval's metrics use.
+"""Text helpers shared by every benchmark family: keywords, specific tokens, sentence spans,
+and (from the scorers that ship with every export, :mod:`benchsmith_scoring.text`) the
+SQuAD-style answer normalisation and token F1 that LV-Eval's and L-Eval's metrics use.
 
 No family module imports another family's helpers; they all import these.
 """
@@ -7,14 +8,17 @@ No family module imports another family's helpers; they all import these.
 from __future__ import annotations
 
 import re
-import string
-from collections import Counter
-from collections.abc import Sequence
 from functools import lru_cache
 from typing import Literal
 
-import jieba
 from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
+
+from benchsmith_scoring.text import ZH_PUNCTUATION as ZH_PUNCTUATION
+from benchsmith_scoring.text import check_language as check_language
+from benchsmith_scoring.text import normalize_en as normalize_en
+from benchsmith_scoring.text import text_length as text_length
+from benchsmith_scoring.text import token_f1 as token_f1
+from benchsmith_scoring.text import tokens as tokens
 
 _STOPWORDS = """
     a about above after again against all am an and any are as at be because been before being
@@ -114,31 +118,6 @@ def sentence_starts(text: str) -> list[int]:
     return [0, *(start for start, _ in sentences(text)[1:])]
 
 
-ZH_PUNCTUATION = (
-    "！？｡。＂＃＄％＆＇（）＊＋，－／：；＜＝＞＠［＼］＾＿｀｛｜｝～｟｠｢｣､、〃》「」『』【】〔〕〖〗"
-    "〘〙〚〛〜〝〞〟〰〾〿–—‘’‛“”„‟…‧﹏."
-)
-_DROP_EN = str.maketrans("", "", string.punctuation)
-_DROP_ZH = str.maketrans("", "", string.punctuation + ZH_PUNCTUATION)
-_ARTICLES = re.compile(r"\b(?:a|an|the)\b")
-
-
-def normalize_en(text: str) -> str:
-    """Lower-case, drop ASCII punctuation and the articles a/an/the, collapse whitespace."""
-    text = text.lower().translate(_DROP_EN)
-    return " ".join(_ARTICLES.sub(" ", text).split())
-
-
-def tokens(text: str, language: str = "en") -> list[str]:
-    """Normalised English words, or normalised jieba segments for Chinese ("zh")."""
-    check_language(language)
-    if language == "en":
-        return normalize_en(text).split()
-    segments = jieba.cut(text, cut_all=False)
-    cleaned = ("".join(s.lower().translate(_DROP_ZH).split()) for s in segments)
-    return [s for s in cleaned if s]
-
-
 CHARACTER_LANGUAGES = frozenset({"zh", "ja"})
 """Languages written without spaces between words, measured in characters (as LV-Eval does)."""
 
@@ -146,22 +125,3 @@ CHARACTER_LANGUAGES = frozenset({"zh", "ja"})
 def length_unit(language: str) -> Literal["words", "characters"]:
     """How text in ``language`` (a code such as ``zh-Hant`` or ``en``) is measured."""
     return "characters" if language.split("-")[0].lower() in CHARACTER_LANGUAGES else "words"
-
-
-def text_length(text: str, unit: Literal["words", "characters"] = "words") -> int:
-    """Whitespace-separated words, or characters not counting whitespace."""
-    return len(text.split()) if unit == "words" else sum(len(w) for w in text.split())
-
-
-def token_f1(pred_tokens: Sequence[str], ref_tokens: Sequence[str]) -> float:
-    """F1 of the multiset overlap; 0 when either side is empty or nothing overlaps."""
-    same = sum((Counter(pred_tokens) & Counter(ref_tokens)).values())
-    if same == 0:
-        return 0.0
-    precision, recall = same / len(pred_tokens), same / len(ref_tokens)
-    return 2 * precision * recall / (precision + recall)
-
-
-def check_language(language: str) -> None:
-    if language not in ("en", "zh"):
-        raise ValueError(f"unknown language {language!r}: use 'en' or 'zh'")

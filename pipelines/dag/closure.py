@@ -12,7 +12,7 @@ import ast
 from functools import cache
 from pathlib import Path
 
-PACKAGES = ("builders", "pipelines")
+PACKAGES = ("builders", "pipelines", "benchsmith_scoring")
 """The project's own top-level packages; imports of anything else are not followed."""
 
 

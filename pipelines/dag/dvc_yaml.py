@@ -23,11 +23,19 @@ HEADER = (
     "# do not edit: change the table and regenerate. A test fails when this file is stale.\n"
 )
 PROMPTS = Path("pipelines/prompts")
+SHIPPED_PROMPTS = Path("benchsmith_scoring/prompts")
+"""Prompts of the cards' baselines, shipped with the scorers in every export."""
 
 
 def code_deps(stage: Stage, root: Path) -> list[str]:
     """The project files the stage's run function may execute."""
     return [p.as_posix() for p in closure(stage.module, root)]
+
+
+def prompt_dep(prompt: str, root: Path) -> str:
+    """The path of a prompt file or folder, in the toolkit's prompts or the shipped ones."""
+    shipped = SHIPPED_PROMPTS / prompt
+    return (shipped if (root / shipped).exists() else PROMPTS / prompt).as_posix()
 
 
 def params_of(stage: Stage) -> list[str]:
@@ -41,7 +49,7 @@ def stage_entry(stage: Stage, root: Path) -> dict[str, Any]:
     folder = stage.out
     deps = [i.under().as_posix() for i in stage.inputs]
     deps += [f"${{{key}}}" for key in stage.files]
-    deps += [(PROMPTS / p).as_posix() for p in stage.prompts]
+    deps += [prompt_dep(p, root) for p in stage.prompts]
     deps += [*stage.data_deps, *code_deps(stage, root)]
     entry: dict[str, Any] = {
         "cmd": f"benchsmith stage {stage.name}",

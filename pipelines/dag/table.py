@@ -215,7 +215,7 @@ def _publish(stages: tuple[Stage, ...]) -> Stage:
         outs=tuple(DATASETS),
         params=params,
         uses=("data", "root", "params_file"),
-        data_deps=("cards",),
+        data_deps=("cards", "benchsmith_scoring"),  # the scorers every export ships
     )
 
 

@@ -51,7 +51,7 @@ the 1-based number of the covering line (SummHay's numbering), ``null`` or absen
 ``wikigen-entails``, ``label`` is ``true`` or ``false``. Other keys are errors.
 
 In both formats the judge sees the summary as the metric shows it
-(:func:`builders.summhay.scoring.bullets_of`): line ``i`` of the list is bullet ``i + 1``, as
+(:func:`benchsmith_scoring.summhay.bullets_of`): line ``i`` of the list is bullet ``i + 1``, as
 SummHay numbers it, headings included, shown without its list marker and citations. A human
 link to a line is compared with that line's bullet.
 """
@@ -70,9 +70,9 @@ from pydantic import BaseModel, ConfigDict, StrictBool, StrictInt, StrictStr, Va
 from rich.console import Console
 from rich.table import Table
 
+from benchsmith_scoring.summhay import COVERAGE_SCORE, Bullet, bullets_of, split_lines
 from builders.summhay import template_eval
 from builders.summhay.answers import JudgeAnswer
-from builders.summhay.scoring import COVERAGE_SCORE, Bullet, bullets_of, split_lines
 from builders.wikigen import template as wikigen_template
 from pipelines.errors import BenchsmithError, MissingInputError
 from pipelines.evaluation.summhay import judge_ask

@@ -15,8 +15,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from statistics import fmean
 from typing import Any
 
-from builders.leval.metrics import length_instruction, output_length
-from builders.lveval.metrics import ak_score
+from benchsmith_scoring.leval.metrics import length_instruction, output_length
+from benchsmith_scoring.lveval import ak_score
 from builders.lveval.records import EvalRecord
 from pipelines.embed.chunk import chunk_spans
 from pipelines.evaluation.settings import LVEvalBaselines

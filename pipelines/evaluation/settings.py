@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import Field, StrictInt
 
-from builders.lveval.metrics import THRESHOLDS
+from benchsmith_scoring.lveval import THRESHOLDS
 from builders.settings import Strict
 
 RetrieverName = Literal["random", "keywords", "tfidf", "bm25", "dense"]

@@ -18,12 +18,7 @@ from pathlib import Path
 from statistics import fmean
 from typing import Any
 
-from builders.ranking import fill_context
-from builders.summhay.answers import JudgeAnswer, known_coverage
-from builders.summhay.official import add_summary, summary_key, to_official
-from builders.summhay.records import Haystack, Subtopic
-from builders.summhay.retrieval import coverage_bound, oracle_scores
-from builders.summhay.scoring import (
+from benchsmith_scoring.summhay import (
     COVERAGE_SCORE,
     Bullet,
     InsightScore,
@@ -35,6 +30,11 @@ from builders.summhay.scoring import (
     split_lines,
     summarize_scores,
 )
+from builders.ranking import fill_context
+from builders.summhay.answers import JudgeAnswer, known_coverage
+from builders.summhay.official import add_summary, summary_key, to_official
+from builders.summhay.records import Haystack, Subtopic
+from builders.summhay.retrieval import coverage_bound, oracle_scores
 from pipelines.evaluation.settings import SummhayBaselines
 from pipelines.llm import Ask, LLMClient, TextAnswer
 from pipelines.retrieval.rankers import rankers

@@ -26,7 +26,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from pydantic import BaseModel
 
-from builders.leval.metrics import rouge
+from benchsmith_scoring.leval.metrics import rouge
 from builders.ranking import fill_context
 from builders.text import sentences, specific_tokens
 from builders.wikigen.generation import (

@@ -9,30 +9,28 @@ only the calls that use it are asked again; stages list their prompt folders as 
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import jinja2
 
+from benchsmith_scoring.prompts import FOLDER as SHIPPED
+from benchsmith_scoring.prompts import split_roles
 from pipelines.errors import PromptError
 from pipelines.llm.records import ChatRequest, Message
 
 PROMPTS = Path(__file__).resolve().parent.parent / "prompts"
-"""The prompt folder shipped with the package (``pipelines/prompts``)."""
-
-_MARKER = re.compile(r"^\[(system|user|assistant)\][ \t]*$", re.MULTILINE)
+"""The prompt folder shipped with the package (``pipelines/prompts``). Prompts that produce
+the cards' baselines live with the scorers every export ships (``SHIPPED``), found second."""
 
 
 def split_messages(text: str, where: str) -> tuple[Message, ...]:
     """Split rendered prompt text into messages at its ``[role]`` marker lines."""
-    parts = _MARKER.split(text)
-    if parts[0].strip():
+    before, pairs = split_roles(text)
+    if before.strip():
         raise PromptError(f"{where}: text before the first [system] or [user] marker")
-    messages = tuple(
-        Message(role, body.strip()) for role, body in zip(parts[1::2], parts[2::2], strict=True)
-    )
+    messages = tuple(Message(role, body) for role, body in pairs)
     if not messages or messages[-1].role != "user":
         raise PromptError(f"{where}: a prompt needs at least one message and must end with [user]")
     if empty := [m.role for m in messages if not m.content]:
@@ -41,20 +39,22 @@ def split_messages(text: str, where: str) -> tuple[Message, ...]:
 
 
 class PromptLibrary:
-    """Load and render the prompt files under ``root``."""
+    """Load and render the prompt files under ``root``, then under ``shipped``."""
 
-    def __init__(self, root: Path = PROMPTS):
+    def __init__(self, root: Path = PROMPTS, shipped: Path = SHIPPED):
         self.root = root
+        self.roots = (root, shipped)
         self._env = jinja2.Environment(
-            loader=jinja2.FileSystemLoader(root),
+            loader=jinja2.FileSystemLoader(self.roots),
             undefined=jinja2.StrictUndefined,
             keep_trailing_newline=True,
             autoescape=False,
         )
 
     def path(self, name: str) -> Path:
-        """The file of prompt ``name``."""
-        return self.root / f"{name}.j2"
+        """The file of prompt ``name`` (under ``root`` when it is in neither folder)."""
+        found = [r / f"{name}.j2" for r in self.roots if (r / f"{name}.j2").is_file()]
+        return found[0] if found else self.root / f"{name}.j2"
 
     def digest(self, name: str) -> str:
         """A short hash of the prompt file: its version, reported in stats."""

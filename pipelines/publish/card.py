@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +15,7 @@ from huggingface_hub import DatasetCard, DatasetCardData
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, TemplateError
 
 from pipelines.publish.export import ExportedConfig, PublishError
+from pipelines.publish.harness import harness_configs
 from pipelines.publish.provenance import Provenance
 from pipelines.publish.registry import LICENSE_FILE, DatasetSpec
 from pipelines.publish.statistics import StatTable
@@ -121,6 +122,10 @@ class CardInputs:
     baselines: list[StatTable]
     charts: list[tuple[str, str]]
     provenance: Provenance
+    lm_eval_groups: list[str] = field(default_factory=list)
+    """The lm-evaluation-harness groups written to ``lm_eval/`` (the dataset's own first)."""
+    inspect_tasks: bool = False
+    """Whether ``inspect/tasks.py`` was written."""
 
 
 def size_category(rows: int) -> str:
@@ -245,6 +250,21 @@ def render_card(inputs: CardInputs, templates: Path) -> DatasetCard:
             params_yaml=yaml.safe_dump(inputs.provenance.params, sort_keys=False).strip(),
             citations=citations,
             eval_tasks=evaluated_configs(inputs.configs),
+            lm_eval_groups=inputs.lm_eval_groups,
+            inspect_tasks=inputs.inspect_tasks,
+            lm_eval_configs=[c.name for c in harness_configs(inputs.configs)],
+            inspect_requires=" ".join(
+                dict.fromkeys(
+                    r for c in harness_configs(inputs.configs) for r in c.spec.harness.requires
+                )
+            ),
+            lm_eval_metrics=", ".join(
+                f"`{m}`"
+                for m in dict.fromkeys(
+                    m for c in inputs.configs if c.spec.harness for m in c.spec.harness.metrics
+                )
+            ),
+            scoring_example=inputs.spec.scoring_example,
         )
     except TemplateError as exc:
         raise PublishError(f"{templates}/{inputs.spec.template}: {exc}") from exc

@@ -59,6 +59,8 @@ class ExportedConfig:
     features: Features
     splits: dict[str, SplitFiles]
     word_lengths: list[int] = field(default_factory=list)
+    group: str | None = None
+    """The ``group_by`` value the config holds (an LV-Eval variant), if grouped."""
 
     @property
     def rows(self) -> int:
@@ -155,7 +157,8 @@ def export_config(
                 writers[split] = _ShardWriter(folder, split, schema, shard_bytes, group_bytes)
             writers[split].write(_cast(rows, schema, source, name))
     splits = {split: writer.close() for split, writer in sorted(writers.items())}
-    return ExportedConfig(name, spec, source, features, splits, lengths)
+    group = None if group_value is None else str(group_value)
+    return ExportedConfig(name, spec, source, features, splits, lengths, group)
 
 
 def _read_schema(path: Path) -> pa.Schema:

@@ -33,6 +33,24 @@ class InspectTask:
 
 
 @dataclass(frozen=True)
+class HarnessTask:
+    """How the generated lm-evaluation-harness tasks (and the Inspect task module) run a task
+    config: functions of ``benchsmith_scoring.harness`` for the prompt and the scores, the
+    metrics those return, the target column and the completion cap."""
+
+    prompt: str
+    results: str
+    metrics: tuple[str, ...]
+    target: str
+    max_gen_toks: int
+    inspect_task: str
+    """The builder in ``benchsmith_scoring.inspect_ai_tasks`` of its Inspect AI task."""
+    requires: tuple[str, ...] = ("jinja2",)
+    """Packages the shipped prompt and scorer import beyond the harness's own (lm-eval has
+    them all; Inspect AI does not)."""
+
+
+@dataclass(frozen=True)
 class ConfigSpec:
     """One Hub config: a logical table, read from one or more stage outputs under ``data/``.
 
@@ -69,6 +87,8 @@ class ConfigSpec:
     task: bool = False
     inspect: InspectTask | None = None
     """The config's task in ``eval.yaml`` (task configs only)."""
+    harness: HarnessTask | None = None
+    """The config's lm-evaluation-harness task, scored by the shipped scorers."""
 
 
 @dataclass(frozen=True)
@@ -124,6 +144,8 @@ class DatasetSpec:
     """The card's ``license_name`` when ``license`` is ``other`` (terms differ by source)."""
     license_terms: tuple[tuple[str, str], ...] = ()
     """``(which text, its terms)`` for every source of text; written to the card and LICENSE.md."""
+    scoring_example: str = ""
+    """Python lines calling the shipped scorer on one row, for the card's Evaluate section."""
     web_text_inside: str = ""
     """Why the dataset's own text holds web document text that URL-only mode cannot strip
     ('' when it holds none); such a dataset is refused with ``publish.documents: urls``."""
@@ -184,6 +206,23 @@ WIKIGEN_TASK = InspectTask(
         "the reference article"
     ),
 )
+LVEVAL_HARNESS = HarnessTask(
+    prompt="lveval_prompt",
+    results="lveval_results",
+    metrics=("ak", "ak_code"),
+    target="answer",
+    max_gen_toks=64,  # LV-Eval's generation cap for its QA sets
+    inspect_task="lveval_task",
+)
+WIKIGEN_HARNESS = HarnessTask(
+    prompt="wikigen_prompt",
+    results="wikigen_results",
+    metrics=("rouge_l",),
+    target="article",
+    max_gen_toks=1024,
+    inspect_task="wikigen_task",
+    requires=("jinja2", "rouge-score"),
+)
 VARIANTS = ("clean", "cfi", "kpr", "cfi_kpr")
 """LV-Eval's variants, in the order their configs are listed (the first level's clean one is the
 default config)."""
@@ -208,6 +247,7 @@ DATASETS: dict[str, DatasetSpec] = {
                     view="wikigen_entries",
                     task=True,
                     inspect=WIKIGEN_TASK,
+                    harness=WIKIGEN_HARNESS,
                 ),
                 ConfigSpec(
                     "documents",
@@ -273,6 +313,12 @@ DATASETS: dict[str, DatasetSpec] = {
             statistics=("documents_per_entry", "crawl_outcomes", "wiki_rejections"),
             baselines=("wikigen_baselines/wikigen.json",),
             citations=("wikigenbench",),
+            scoring_example=(
+                "from benchsmith_scoring.leval.metrics import rouge\n"
+                'rouge(generated, row["article"], stem=True).rougeL  # WikiGenBench\'s ROUGE-L\n'
+                "from benchsmith_scoring.prompts import messages\n"
+                'messages("wikigen/rr", {"title": ..., "documents": [...]})  # the RR prompt'
+            ),
         ),
         DatasetSpec(
             name="summhay",
@@ -320,6 +366,12 @@ DATASETS: dict[str, DatasetSpec] = {
             statistics=("summhay_drops",),
             baselines=("summhay_baselines/summhay.json",),
             citations=("summhay",),
+            scoring_example=(
+                "from benchsmith_scoring.summhay import parse_summary\n"
+                "parse_summary(summary)  # bullets and the document numbers each cites\n"
+                "from benchsmith_scoring.prompts import messages\n"
+                'messages("summhay/judge", {"bullets": bullets, "insight": insight})  # the judge'
+            ),
         ),
         DatasetSpec(
             name="lveval",
@@ -338,6 +390,7 @@ DATASETS: dict[str, DatasetSpec] = {
                     text_column="context",
                     task=True,
                     inspect=LVEVAL_TASK,
+                    harness=LVEVAL_HARNESS,
                 ),
                 ConfigSpec(
                     "qa",
@@ -374,6 +427,11 @@ DATASETS: dict[str, DatasetSpec] = {
                 ),
             ),
             citations=("lveval", "leval"),
+            scoring_example=(
+                "from benchsmith_scoring.lveval import ak_score\n"
+                'ak_score(prediction, row["answers"], row["answer_keywords"],\n'
+                '         language=row["language"], mode="readme").score  # LV-Eval\'s AK'
+            ),
             web_text_inside="its contexts are assembled from web document passages",
         ),
     )

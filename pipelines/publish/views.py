@@ -11,7 +11,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from builders.summhay.scoring import document_numbers
+from benchsmith_scoring.summhay import document_numbers
 
 View = Callable[[pa.Table], pa.Table]
 

@@ -30,6 +30,7 @@ from pipelines.publish.export import (
     export_config,
     split_index,
 )
+from pipelines.publish.harness import copy_scorers, write_inspect, write_lm_eval
 from pipelines.publish.hub import RemoteState, Retry, hub_token, plan_push, push
 from pipelines.publish.manifest import MANIFEST, build_manifest, read_manifest
 from pipelines.publish.provenance import collect
@@ -108,6 +109,9 @@ def export_dataset(
         }
     )
     provenance = collect(root, params_file, spec.params, inputs)
+    copy_scorers(out)
+    groups = write_lm_eval(spec, exported, out, settings.version, settings.repo_id(spec.name))
+    inspect_tasks = write_inspect(exported, out, settings.version, settings.repo_id(spec.name))
     card = render_card(
         CardInputs(
             spec,
@@ -119,6 +123,8 @@ def export_dataset(
             baselines,
             chart_files,
             provenance,
+            groups,
+            inspect_tasks,
         ),
         settings.cards,
     )

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import logging
 import re
 import threading
@@ -415,10 +416,45 @@ async def _until_done_or_gone(task: asyncio.Future[Any], request: Request, cance
             break
 
 
-def create_app(engine: Engine, names: set[str]) -> FastAPI:
-    """The HTTP API over ``engine``, serving the model under ``names``."""
+def middle_cut(engine: Engine, messages: list[dict[str, str]], limit: int) -> list[int]:
+    """The prompt of ``messages``, the middle of the last message cut (LV-Eval's truncation)
+    until the whole prompt takes at most ``limit`` tokens."""
+    prompt = engine.encode(messages)
+    if len(prompt) <= limit:
+        return prompt
+    last = engine.tokenizer(messages[-1]["content"], add_special_tokens=False)["input_ids"]
+    keep = max(len(last) - (len(prompt) - limit), 0)
+    head, tail = keep // 2, keep - keep // 2
+    ids = last[:head] + (last[len(last) - tail :] if tail else [])
+    cut = {**messages[-1], "content": engine.tokenizer.decode(ids)}
+    return engine.encode([*messages[:-1], cut])[: limit + 8]
+
+
+def replay_key(body: ChatRequest) -> str | None:
+    """What makes a greedy request's answer (``None`` for a sampled one)."""
+    if body.temperature > 0:
+        return None
+    return json.dumps(
+        [
+            [(m.role, m.text()) for m in body.messages],
+            body.max_completion_tokens or body.max_tokens,
+            body.response_format.model_dump() if body.response_format else None,
+        ]
+    )
+
+
+def create_app(
+    engine: Engine, names: set[str], max_prompt_tokens: int | None = None, replay: bool = False
+) -> FastAPI:
+    """The HTTP API over ``engine``, serving the model under ``names``.
+
+    ``max_prompt_tokens`` cuts longer prompts in the middle of their last message (as LV-Eval
+    does before asking a model); ``replay`` answers a repeated greedy request from memory, as
+    a server with a prefix cache answers it again, only faster.
+    """
     app = FastAPI(title="constrained test server")
     created = int(time.time())
+    answered: dict[str, Generation] = {}
 
     @app.exception_handler(ServerError)
     async def server_error(_: Request, exc: ServerError) -> JSONResponse:
@@ -451,7 +487,15 @@ def create_app(engine: Engine, names: set[str]) -> FastAPI:
             raise bad_request("only non-streaming requests with n=1 are supported")
         schema = schema_of(body.response_format)
         grammar = engine.grammar(schema) if schema is not None else None
-        prompt = engine.encode([{"role": m.role, "content": m.text()} for m in body.messages])
+        key = replay_key(body) if replay else None
+        if key is not None and key in answered:
+            log.info("replayed a repeated greedy request")
+            return JSONResponse(completion(body, answered[key]))
+        messages = [{"role": m.role, "content": m.text()} for m in body.messages]
+        if max_prompt_tokens is not None:
+            prompt = middle_cut(engine, messages, max_prompt_tokens)
+        else:
+            prompt = engine.encode(messages)
         budget = engine.context - len(prompt)
         max_tokens = min(body.max_completion_tokens or body.max_tokens or budget, budget)
         if max_tokens <= 0:
@@ -474,6 +518,8 @@ def create_app(engine: Engine, names: set[str]) -> FastAPI:
         )
         await _until_done_or_gone(task, request, cancel)
         result = await task
+        if key is not None and not cancel.is_set():
+            answered[key] = result
         fmt = body.response_format.type if body.response_format else "text"
         log.info(
             "%s: %d prompt + %d completion tokens in %.2f s (%.1f tokens/s), %s: %r",
@@ -498,6 +544,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--log-file", type=Path, help="log here as well as to stderr")
+    parser.add_argument(
+        "--max-prompt-tokens", type=int, help="cut longer prompts in the middle of the last message"
+    )
+    parser.add_argument(
+        "--replay", action="store_true", help="answer a repeated greedy request from memory"
+    )
     return parser.parse_args(argv)
 
 
@@ -528,7 +580,7 @@ def main(argv: list[str] | None = None) -> None:
         time.monotonic() - t0,
         torch.get_num_threads(),
     )
-    app = create_app(engine, {name})
+    app = create_app(engine, {name}, args.max_prompt_tokens, args.replay)
     uvicorn.run(app, host=args.host, port=args.port, log_config=None)
 
 

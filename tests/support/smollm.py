@@ -125,10 +125,18 @@ MEASURE_TIMEOUT_S = 1800.0
 class SmolLMServer:
     """The constrained server on 127.0.0.1 with SmolLM2; use as a context manager."""
 
-    def __init__(self, workdir: Path, cache_dir: Path, port: int | None = None):
+    def __init__(
+        self,
+        workdir: Path,
+        cache_dir: Path,
+        port: int | None = None,
+        options: tuple[str, ...] = (),
+    ):
         self.workdir = Path(workdir).resolve()
         self.cache_dir = Path(cache_dir).resolve()
         self.port = port or free_port()
+        self.options = options
+        """Extra server options (``--max-prompt-tokens N``, ``--replay``)."""
         self.base_url = f"http://127.0.0.1:{self.port}/v1"
         self.log_path = self.workdir / "constrained-server.log"
         self.model = ""
@@ -147,6 +155,7 @@ class SmolLMServer:
         cmd = [
             sys.executable, "-m", "tests.support.constrained_server", "--model", str(model),
             "--name", self.model, "--host", "127.0.0.1", "--port", str(self.port),
+            *self.options,
         ]  # fmt: skip
         self._proc = start_group(cmd, log_path=self.log_path, env=env, cwd=root)
         try:

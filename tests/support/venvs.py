@@ -21,6 +21,11 @@ import pytest
 from tests.support.snapshot import ROOT
 
 VENVS = ROOT / ".cache" / "venvs"
+INSPECT_AI = ["inspect-ai==0.3.285", "datasets==5.2.0", "openai==3.57.0", "jinja2", "rouge-score"]
+"""Inspect AI as a user of an export has it: datasets for its hf/ loader and the task modules,
+openai for an OpenAI-compatible server, and what the shipped prompts and scorers import."""
+LM_EVAL = ["lm-eval[api]==0.4.13"]
+"""lm-evaluation-harness with its API models (no torch): it has datasets, jinja2, rouge-score."""
 INSTALL_TIMEOUT_S = 1800.0
 """A cold install of a harness with torch takes minutes; far longer on a loaded machine."""
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import random
 from dataclasses import replace
 
+from benchsmith_scoring.summhay import split_lines
 from builders.summhay.official import add_summary, summary_key, to_official
 from builders.summhay.records import Document, Haystack, Insight, Subtopic, Topic
-from builders.summhay.scoring import split_lines
 from builders.summhay.variants import orders, relevant_documents
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 import random
 
+from benchsmith_scoring.summhay import parse_summary
 from builders.ranking import fill_context, keyword_scores, random_scores
 from builders.summhay import template_eval
 from builders.summhay.retrieval import bounds_by_retriever, coverage_bound, oracle_scores
-from builders.summhay.scoring import parse_summary
 from tests.builders.summhay.test_layouts import haystack
 
 

@@ -140,7 +140,7 @@ def test_dag_check_tells_when_dvc_yaml_is_stale(tmp_path: Path) -> None:
     runner = CliRunner()
     assert runner.invoke(app, ["dag", "--check", "--root", str(ROOT)]).exit_code == 0
     (tmp_path / "dvc.yaml").write_text("stages: {}\n")
-    for part in ("builders", "pipelines"):
+    for part in ("builders", "pipelines", "benchsmith_scoring"):
         (tmp_path / part).symlink_to(ROOT / part)
     stale = runner.invoke(app, ["dag", "--check", "--root", str(tmp_path)])
     assert stale.exit_code == 1 and "benchsmith dag --write" in stale.output

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
+from benchsmith_scoring.summhay import Verdict, parse_summary, score_insights, summarize_scores
 from builders.summhay.records import Document, Haystack, Insight, Subtopic, Topic
-from builders.summhay.scoring import Verdict, parse_summary, score_insights, summarize_scores
 from pipelines.evaluation.summhay import (
     Context,
     average_scores,

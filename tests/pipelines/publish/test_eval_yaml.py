@@ -19,7 +19,7 @@ from huggingface_hub import DatasetCard
 from pipelines.publish.registry import DATASETS
 from pipelines.publish.views import article_text, outline_text, summhay_subtopics, wikigen_entries
 from tests.support.snapshot import ROOT
-from tests.support.venvs import venv_with
+from tests.support.venvs import INSPECT_AI, venv_with
 
 TOP_KEYS = {"name", "description", "evaluation_framework", "tasks"}
 TASK_KEYS = {"id", "config", "split", "field_spec", "shuffle_choices", "epochs"}
@@ -32,8 +32,6 @@ SOLVERS |= {"use_tools", "generate", "self_critique", "multiple_choice"}
 SCORERS = {"includes", "match", "pattern", "answer", "exact", "f1", "model_graded_qa"}
 SCORERS |= {"model_graded_fact", "choice", "math"}
 """Inspect AI 0.3.285's ``HFTask``, ``HFFieldSpec``, ``HFSolver`` and ``HFScorer``."""
-INSPECT = ["inspect-ai==0.3.285", "datasets==5.2.0"]
-"""Inspect's hf/ loader needs huggingface_hub and datasets, which inspect-ai does not pull."""
 DRIVER = ROOT / "tests" / "support" / "inspect_hf.py"
 OWNER = "benchsmith-test"
 REVISION = "0" * 40
@@ -158,7 +156,7 @@ def fake_hub(root: Path, export: Path) -> Path:
 
 @pytest.mark.integration
 def test_inspect_loads_and_runs_every_task_from_the_hub_layout(hub_export, tmp_path):
-    bin_dir = venv_with("inspect", INSPECT)
+    bin_dir = venv_with("inspect", INSPECT_AI)
     hf_home = fake_hub(tmp_path, hub_export)
     env = {
         **os.environ,

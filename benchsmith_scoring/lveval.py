@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from builders.text import check_language, text_length, token_f1, tokens
+from .text import check_language, text_length, token_f1, tokens
 
 THRESHOLDS: dict[str, float] = {"en": 0.2, "zh": 0.4}
 

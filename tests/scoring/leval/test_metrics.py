@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from builders.leval.metrics import (
+from benchsmith_scoring.leval.metrics import (
     RougeResult,
     exact_match,
     f1,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from builders.leval.scores import exam_score, f1_score, percent, rouge_scores, task_score
+from benchsmith_scoring.leval.scores import exam_score, f1_score, percent, rouge_scores, task_score
 
 
 def test_coursera_partial_credit() -> None:

@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 import pytest
 
-from builders.lveval.metrics import AKResult, ak_score
+from benchsmith_scoring.lveval import AKResult, ak_score
 
 
 class Case(NamedTuple):

@@ -1,6 +1,6 @@
 """L-Eval's score for a whole task, on its 0-100 scale, as ``Evaluation/auto_eval.py`` prints it.
 
-- ``exam``: exact match on the answers reduced per task (:mod:`builders.leval.answers`), averaged.
+- ``exam``: exact match on the answers reduced per task (:mod:`.answers`), averaged.
   topic_retrieval_longchat is the mean of three scores, one per retrieved topic (items 0, 3, 6..
   ask for the first, 1, 4, 7.. the second ...); sci_fi the mean of its loyalty and fact scores.
 - ``f1``: word F1, averaged.
@@ -18,7 +18,7 @@ import functools
 from collections.abc import Callable, Sequence
 from typing import Literal
 
-from builders.leval.answers import (
+from .answers import (
     code_prediction,
     code_reference,
     is_option_task,
@@ -28,7 +28,7 @@ from builders.leval.answers import (
     option_prediction,
     option_reference,
 )
-from builders.leval.metrics import ROUGE_TYPES, Mode, exact_match, f1, rouge
+from .metrics import ROUGE_TYPES, Mode, exact_match, f1, rouge
 
 Evaluation = Literal["exam", "f1", "rouge"]
 TOPIC_TASK = "topic_retrieval_longchat"

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from builders.summhay.answers import JudgeAnswer, known_coverage
-from builders.summhay.scoring import (
+from benchsmith_scoring.summhay import (
     Verdict,
     cited_numbers,
     parse_summary,
@@ -18,6 +17,7 @@ from builders.summhay.scoring import (
     summarize_scores,
     unread_brackets,
 )
+from builders.summhay.answers import JudgeAnswer, known_coverage
 
 # haystack order; a citation [n] names the n-th document, whatever its id
 DOCS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from builders.lveval.metrics import (
+from benchsmith_scoring.lveval import (
     BLACKLIST_EN,
     BLACKLIST_ZH,
     THRESHOLDS,

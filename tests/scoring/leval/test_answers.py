@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from builders.leval.answers import (
+from benchsmith_scoring.leval.answers import (
     code_prediction,
     code_reference,
     is_option_task,

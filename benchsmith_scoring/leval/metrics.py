@@ -4,12 +4,12 @@ Two readings, as for LV-Eval (``Mode``):
 
 - ``reference_code`` (the default) is what L-Eval's public code computes (``Evaluation/em.py``,
   ``f1.py``, ``rouge.py`` and ``auto_eval.py``). Exact match, on answers already reduced per task
-  (:mod:`builders.leval.answers`): a reference made only of the letters A-D is an option answer,
+  (:mod:`.answers`): a reference made only of the letters A-D is an option answer,
   scored 1 when equal and 0.25 when the prediction's characters are a subset of the reference's;
   any other reference scores 1 when both parse as the same number ("3.0" = "3") or when the
   reference, lower-cased and without spaces, occurs in the prediction. ROUGE is rouge-score's
   ROUGE-1/2/L F-measure without stemming; a set's score is the geometric mean of the three
-  averages (:mod:`builders.leval.scores`).
+  averages (:mod:`benchsmith_scoring.leval.scores`).
 - ``readme`` is what L-Eval's README describes: exact match compares option letters as sets (a
   strict subset earns a quarter, any wrong option 0) and other answers as normalised text; a
   set's ROUGE score is its average ROUGE-L.
@@ -26,11 +26,12 @@ import re
 import string
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from rouge_score import rouge_scorer
+from ..text import normalize_en, text_length, token_f1, tokens
 
-from builders.text import normalize_en, text_length, token_f1, tokens
+if TYPE_CHECKING:
+    from rouge_score import rouge_scorer
 
 Unit = Literal["words", "characters", "tokens"]
 Mode = Literal["readme", "reference_code"]
@@ -127,6 +128,8 @@ def f1(prediction: str, reference: str) -> float:
 
 @functools.cache
 def _scorer(stem: bool) -> rouge_scorer.RougeScorer:
+    from rouge_score import rouge_scorer  # only ROUGE needs it
+
     return rouge_scorer.RougeScorer(list(ROUGE_TYPES), use_stemmer=stem)
 
 

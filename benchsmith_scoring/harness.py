@@ -1,0 +1,95 @@
+"""What the generated lm-evaluation-harness tasks call: the data loader, prompts and scorers.
+
+Every task YAML in an export's ``lm_eval/`` folder names these functions through the
+``utils.py`` beside it, so a run needs neither benchsmith nor code of the user's own. Scores
+are fractions (lm-eval averages them per task); the cards report the same means times 100.
+
+The loader reads the export these files sit in when they sit in one (a local export, or a Hub
+snapshot downloaded with its ``scoring/`` folder), and the Hub repository at the pinned
+revision otherwise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from . import prompts
+from .leval.metrics import rouge
+from .lveval import ak_score
+
+EXPORT = Path(__file__).resolve().parents[2]
+"""The export folder when this file is ``<export>/scoring/benchsmith_scoring/harness.py``."""
+
+
+def local_export(config: str, root: Path = EXPORT) -> Path | None:
+    """``root`` when it is an export holding ``config``'s data (a card and its folder)."""
+    return root if (root / "README.md").is_file() and (root / config).is_dir() else None
+
+
+def load(config: str, revision: str | None = None, repo: str | None = None, **_: Any) -> Any:
+    """The ``DatasetDict`` of one config: from the export beside this file, else from ``repo``
+    at ``revision`` (the export's version tag). lm-eval calls it as ``custom_dataset`` with the
+    task's ``metadata`` and ``dataset_kwargs``."""
+    import datasets  # the harness has it
+
+    found = local_export(config)
+    if found is not None:
+        return datasets.load_dataset(str(found), config)
+    if repo:
+        return datasets.load_dataset(repo, config, revision=revision)
+    raise FileNotFoundError(
+        f"config {config!r}: no export folder at {EXPORT} holds it and the task names no Hub "
+        "repository; run the task from the export's own lm_eval/ folder"
+    )
+
+
+def answers_of(doc: Mapping[str, Any]) -> list[str]:
+    """A record's reference answers as a list (a single string is one answer)."""
+    value = doc["answers"]
+    return [value] if isinstance(value, str) else [str(a) for a in value]
+
+
+def lveval_prompt(doc: Mapping[str, Any]) -> str:
+    """LV-Eval's question prompt over the whole context, as the card's baseline asked it (the
+    baseline cut the context's middle to its token budget; a harness truncates by itself)."""
+    variables = {"context": doc["context"], "question": doc["question"], "length_instruction": ""}
+    return prompts.text("lveval/answer", variables)
+
+
+def lveval_scores(doc: Mapping[str, Any], prediction: str) -> dict[str, float]:
+    """AK as LV-Eval describes it (``ak``) and as its public code computes it (``ak_code``)."""
+    out = {}
+    for metric, mode in (("ak", "readme"), ("ak_code", "reference_code")):
+        result = ak_score(
+            prediction,
+            answers_of(doc),
+            doc.get("answer_keywords") or None,
+            language=doc.get("language") or "en",
+            mode=mode,
+        )
+        out[metric] = result.score
+    return out
+
+
+def lveval_results(doc: Mapping[str, Any], results: Sequence[str]) -> dict[str, float]:
+    """lm-eval's ``process_results`` for an LV-Eval config."""
+    return lveval_scores(doc, results[0] if results else "")
+
+
+def wikigen_prompt(doc: Mapping[str, Any]) -> str:
+    """The closed-book article prompt: the event's title and its reference outline."""
+    return prompts.text(
+        "wikigen/article", {"title": doc["title"], "outline_text": doc["outline_text"]}
+    )
+
+
+def wikigen_scores(doc: Mapping[str, Any], prediction: str) -> dict[str, float]:
+    """ROUGE-L F-measure against the reference article, stemmed as WikiGenBench scores it."""
+    return {"rouge_l": rouge(prediction, doc["article"], stem=True).rougeL}
+
+
+def wikigen_results(doc: Mapping[str, Any], results: Sequence[str]) -> dict[str, float]:
+    """lm-eval's ``process_results`` for the WikiGenBench entries config."""
+    return wikigen_scores(doc, results[0] if results else "")

@@ -1,0 +1,206 @@
+"""The export's own harness tasks, run by the real harnesses on SmolLM2, scored as we score.
+
+lm-evaluation-harness and Inspect AI each sit in a venv of their own (without benchsmith) and
+run every generated task of the snapshot export, two items each, against SmolLM2-135M behind
+the OpenAI-compatible test server. Their per-item scores must equal what benchsmith's scorer
+gives the same completions on the published rows.
+
+The server cuts prompts to 1024 tokens in the middle (LV-Eval's truncation; SmolLM2 reads
+8192 and a 2-core machine would take minutes over the 8k level) and answers a repeated greedy
+request from memory, so Inspect's requests, the same as lm-eval's, cost nothing twice.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+import pytest
+import yaml
+
+from benchsmith_scoring.leval.metrics import rouge
+from benchsmith_scoring.lveval import ak_score
+from tests.support.smollm import SmolLMServer
+from tests.support.snapshot import ROOT
+from tests.support.venvs import INSPECT_AI, LM_EVAL, venv_with
+
+DATASETS = ("lveval", "wikigenbench")
+LIMIT = 2
+MAX_TOKENS = 64
+"""Completion cap for every task here (WikiGenBench's own 1024 would take minutes)."""
+OFFLINE = {"HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1", "NO_COLOR": "1"}
+
+
+@pytest.fixture(scope="module")
+def model(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SmolLMServer]:
+    options = ("--max-prompt-tokens", "1024", "--replay")
+    with SmolLMServer(
+        tmp_path_factory.mktemp("harness-model"), ROOT / ".cache", options=options
+    ) as s:
+        yield s
+
+
+def generated_tasks(export: Path, dataset: str) -> list[str]:
+    """The task names of a dataset's lm_eval/ folder (groups are the ``_*.yaml`` files)."""
+    folder = export / dataset / "lm_eval"
+    return sorted(p.stem for p in folder.glob("*.yaml") if not p.name.startswith("_"))
+
+
+def published_rows(export: Path, dataset: str, config: str) -> list[dict[str, Any]]:
+    """A config's test rows, read straight from its Parquet shards."""
+    files = sorted((export / dataset / config).glob("test-*.parquet"))
+    return [row for f in files for row in pq.read_table(f).to_pylist()]
+
+
+def our_scores(dataset: str, row: dict[str, Any], completion: str) -> dict[str, float]:
+    """benchsmith's scores of one completion on one published row."""
+    if dataset == "wikigenbench":
+        return {"rouge_l": rouge(completion, row["article"], stem=True).rougeL}
+    return {
+        metric: ak_score(
+            completion, row["answers"], row["answer_keywords"], language=row["language"], mode=mode
+        ).score
+        for metric, mode in (("ak", "readme"), ("ak_code", "reference_code"))
+    }
+
+
+def requests_answered(server: SmolLMServer) -> int:
+    """Completions the model has generated (not replayed) so far."""
+    return len(re.findall(r"prompt \+ \d+ completion tokens", server.log_path.read_text("utf-8")))
+
+
+def run_lm_eval(
+    export: Path, dataset: str, work: Path, server: SmolLMServer, run: str = "first"
+) -> Path:
+    """Run lm-eval on the dataset's group; return its output folder."""
+    bin_dir = venv_with("lm-eval", LM_EVAL)
+    out = work / f"lm-eval-{dataset}-{run}"
+    args = (
+        f"model={server.model},base_url={server.base_url}/chat/completions,num_concurrent=1,"
+        "max_retries=1,tokenized_requests=False"
+    )
+    command = [
+        str(bin_dir / "lm_eval"), "run", "--include_path", str(export / dataset / "lm_eval"),
+        "--tasks", dataset, "--model", "local-chat-completions", "--model_args", args,
+        "--apply_chat_template", "--limit", str(LIMIT), "--gen_kwargs",
+        f"max_gen_toks={MAX_TOKENS}", "--output_path", str(out), "--log_samples",
+        "--use_cache", str(work / f"lm-eval-cache-{dataset}"), "--cache_requests", "true",
+    ]  # fmt: skip
+    env = {**os.environ, **OFFLINE, "HF_HOME": str(work / "hf"), "OPENAI_API_KEY": "unused"}
+    done = subprocess.run(command, cwd=work, env=env, capture_output=True, text=True, timeout=1800)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return out
+
+
+@pytest.fixture(scope="module")
+def lm_eval_runs(
+    hub_export: Path, model: SmolLMServer, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, Path]:
+    """Each dataset's lm-eval output folder."""
+    work = tmp_path_factory.mktemp("lm-eval")
+    return {d: run_lm_eval(hub_export, d, work, model) for d in DATASETS}
+
+
+def lm_eval_samples(out: Path, task: str) -> list[dict[str, Any]]:
+    files = list(out.rglob(f"samples_{task}_[0-9]*.jsonl"))
+    assert len(files) == 1, f"{task}: no samples file under {out}"
+    return [json.loads(line) for line in files[0].read_text("utf-8").splitlines()]
+
+
+@pytest.mark.parametrize("dataset", DATASETS)
+def test_lm_eval_runs_every_generated_task_and_scores_as_benchsmith(
+    dataset: str, hub_export: Path, lm_eval_runs: dict[str, Path]
+) -> None:
+    out = lm_eval_runs[dataset]
+    tasks = generated_tasks(hub_export, dataset)
+    assert tasks, f"{dataset}: no task YAMLs were generated"
+    results = json.loads(next(out.rglob("results_*.json")).read_text("utf-8"))["results"]
+    for task in tasks:
+        config = yaml.safe_load(
+            re.sub(
+                r"!function \S+",
+                "fn",
+                (hub_export / dataset / "lm_eval" / f"{task}.yaml").read_text(),
+            )
+        )["dataset_name"]
+        rows = published_rows(hub_export, dataset, config)
+        samples = lm_eval_samples(out, task)
+        assert len(samples) == LIMIT
+        for sample in samples:
+            row = rows[int(sample["doc_id"])]
+            assert (
+                sample["doc"]["question" if dataset == "lveval" else "title"]
+                == row["question" if dataset == "lveval" else "title"]
+            )
+            completion = sample["filtered_resps"][0]
+            ours = our_scores(dataset, row, completion)
+            assert {k: sample[k] for k in ours} == pytest.approx(ours, abs=1e-12), task
+        means = {k: sum(s[k] for s in samples) / LIMIT for k in ours}
+        reported = {k: results[task][f"{k},none"] for k in ours}
+        assert reported == pytest.approx(means, abs=1e-9)
+
+
+def test_a_second_lm_eval_run_asks_the_model_nothing_and_converts_no_data(
+    hub_export: Path, lm_eval_runs: dict[str, Path], model: SmolLMServer
+) -> None:
+    work = lm_eval_runs["lveval"].parent
+    before = requests_answered(model)
+    arrow = {p for p in (work / "hf").rglob("*.arrow")}
+    again = run_lm_eval(hub_export, "lveval", work, model, run="second")
+    assert requests_answered(model) == before
+    assert {p for p in (work / "hf").rglob("*.arrow")} == arrow
+    first = lm_eval_samples(lm_eval_runs["lveval"], "lveval_events_mixup_2k_clean")
+    second = lm_eval_samples(again, "lveval_events_mixup_2k_clean")
+    assert [s["filtered_resps"] for s in second] == [s["filtered_resps"] for s in first]
+
+
+@pytest.mark.parametrize("dataset", DATASETS)
+def test_inspect_runs_every_generated_task_and_scores_as_benchsmith(
+    dataset: str,
+    hub_export: Path,
+    model: SmolLMServer,
+    lm_eval_runs: dict[str, Path],
+    tmp_path: Path,
+) -> None:
+    bin_dir = venv_with("inspect", INSPECT_AI)
+    command = [
+        str(bin_dir / "inspect"), "eval", "inspect/tasks.py", "--model",
+        f"openai-api/smollm/{model.model}", "--limit", str(LIMIT), "--max-tokens",
+        str(MAX_TOKENS), "--max-connections", "1", "--log-dir", str(tmp_path / "logs"),
+        "--log-format", "json", "--display", "plain",
+    ]  # fmt: skip
+    env = {**os.environ, **OFFLINE, "HF_HOME": str(tmp_path / "hf")}
+    env |= {"SMOLLM_BASE_URL": model.base_url, "SMOLLM_API_KEY": "unused"}
+    done = subprocess.run(
+        command, cwd=hub_export / dataset, env=env, capture_output=True, text=True, timeout=1800
+    )
+    assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
+    logs = [json.loads(p.read_text("utf-8")) for p in (tmp_path / "logs").glob("*.json")]
+    by_config = {log["eval"]["dataset"]["name"]: log for log in logs}
+    configs = [re.sub(rf"^{dataset}_", "", t) for t in generated_tasks(hub_export, dataset)]
+    assert sorted(by_config) == sorted(configs)
+    for config, log in by_config.items():
+        assert log["status"] == "success", log.get("error")
+        rows = published_rows(hub_export, dataset, config)
+        lm_eval = {
+            int(s["doc_id"]): s["filtered_resps"][0]
+            for s in lm_eval_samples(lm_eval_runs[dataset], f"{dataset}_{config}")
+        }
+        assert len(log["samples"]) == LIMIT
+        for sample in log["samples"]:
+            index = int(sample["id"].rsplit("-", 1)[1])
+            completion = sample["output"]["choices"][0]["message"]["content"]
+            ours = our_scores(dataset, rows[index], completion)
+            (score,) = sample["scores"].values()
+            value = (
+                score["value"] if isinstance(score["value"], dict) else {"rouge_l": score["value"]}
+            )
+            assert value == pytest.approx(ours, abs=1e-12), config
+            # same prompt, same greedy model: the two harnesses get the same completion
+            assert completion == lm_eval[index], config
