@@ -17,20 +17,61 @@ from typing import Any
 
 from inspect_ai import Task
 from inspect_ai.dataset import MemoryDataset, Sample
-from inspect_ai.model import GenerateConfig
-from inspect_ai.scorer import Score, Scorer, Target, mean, scorer
+from inspect_ai.model import (
+    ChatMessage,
+    ChatMessageAssistant,
+    ChatMessageSystem,
+    ChatMessageUser,
+    GenerateConfig,
+    ResponseSchema,
+    get_model,
+)
+from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, mean, metric, scorer
 from inspect_ai.solver import TaskState, generate
+from inspect_ai.util import JSONSchema
 
-from . import harness
+from . import harness, prompts
+from .summhay import (
+    InsightScore,
+    MetricMode,
+    Verdict,
+    parse_summary,
+    parse_verdict,
+    score_insights,
+    summarize_scores,
+)
 
 _LVEVAL_FIELDS = ("answers", "answer_keywords", "language", "qa_id")
+_SUMMHAY_FIELDS = ("topic_id", "subtopic_id", "insights", "document_ids")
+_ROLES: dict[str, type[ChatMessage]] = {
+    "system": ChatMessageSystem,
+    "user": ChatMessageUser,
+    "assistant": ChatMessageAssistant,
+}
+JUDGE_TOKENS = 128
+"""Completion cap of one coverage verdict (a short JSON object)."""
+VERDICT = {
+    "type": "object",
+    "properties": {
+        "coverage": {"type": "string", "enum": ["full", "partial", "none"]},
+        "bullet_id": {"anyOf": [{"type": "integer"}, {"type": "string", "enum": ["NA"]}]},
+    },
+    "required": ["coverage", "bullet_id"],
+    "additionalProperties": False,
+}
+"""The judge prompt's answer, asked as structured output where the grader's provider can."""
+
+
+def chat(messages: list[dict[str, str]]) -> list[ChatMessage]:
+    """A shipped prompt's messages as Inspect chat messages."""
+    return [_ROLES[m["role"]](content=m["content"]) for m in messages]
 
 
 def _task(
     config: str,
     repo: str | None,
     revision: str | None,
-    prompt: Callable[[Mapping[str, Any]], str],
+    prompt: Callable[[Mapping[str, Any]], str | list[ChatMessage]],
     target: str,
     keep: tuple[str, ...],
     score: Scorer,
@@ -94,3 +135,102 @@ def wikigen_task(
     keep = ("article", "event_id")
     prompt = harness.wikigen_prompt
     return _task(config, repo, revision, prompt, "article", keep, rouge_l(), max_tokens)
+
+
+def _pooled(key: str) -> Metric:
+    """SummHay's pooled figure: ``key`` of :func:`summarize_scores` over every insight judged
+    in the run (Citation over the covered ones), as SummHay aggregates a system."""
+
+    def compute(scores: list[SampleScore]) -> float:
+        insights = [
+            InsightScore(**i) for s in scores for i in (s.score.metadata or {}).get("insights", [])
+        ]
+        value = summarize_scores(insights)[key]
+        return float(value) if value is not None else float("nan")
+
+    return compute
+
+
+@metric
+def coverage() -> Metric:
+    """SummHay's Coverage, pooled over every insight."""
+    return _pooled("coverage")
+
+
+@metric
+def citation() -> Metric:
+    """SummHay's Citation, pooled over every covered insight."""
+    return _pooled("citation")
+
+
+@metric
+def joint() -> Metric:
+    """SummHay's Joint, pooled over every insight."""
+    return _pooled("joint")
+
+
+@scorer(metrics=[coverage(), citation(), joint()])
+def summhay_judge(mode: MetricMode = "paper") -> Scorer:
+    """SummHay's scores of one summary: the grader (``--model-role grader=...``, else the
+    evaluated model) judges each reference insight with SummHay's judge prompt; the summary's
+    citations are checked against the insight's gold documents. The value is the summary's
+    Joint; the metrics pool every insight of the run, as SummHay does."""
+
+    async def score(state: TaskState, target: Target) -> Score:
+        summary = state.output.completion
+        bullets = parse_summary(summary)
+        shown = [{"bullet_id": b.bullet_id, "text": b.text} for b in bullets]
+        grader = get_model(role="grader")
+        verdicts, answers = [], []
+        for insight in state.metadata["insights"]:
+            variables = {"bullets": shown, "insight": insight["text"]}
+            output = await grader.generate(
+                chat(prompts.messages("summhay/judge", variables)),
+                config=GenerateConfig(
+                    temperature=0.0,
+                    max_tokens=JUDGE_TOKENS,
+                    response_schema=ResponseSchema(
+                        name="verdict", json_schema=JSONSchema.model_validate(VERDICT)
+                    ),
+                ),
+            )
+            answers.append(output.completion)
+            try:
+                found, bullet = parse_verdict(output.completion)
+            except ValueError:
+                found, bullet = "none", None
+            verdicts.append(Verdict(insight["insight_id"], found, bullet))
+        gold = {i["insight_id"]: set(i["gold_document_ids"]) for i in state.metadata["insights"]}
+        scores = score_insights(verdicts, bullets, gold, state.metadata["document_ids"], None, mode)
+        mine = summarize_scores(scores)
+        return Score(
+            value=float(mine["joint"] or 0.0),
+            answer=summary,
+            metadata={
+                "insights": [vars(s) for s in scores],
+                "verdicts": [vars(v) for v in verdicts],
+                "judge_answers": answers,
+                "summary_scores": mine,
+            },
+        )
+
+    return score
+
+
+def summhay_prompt(row: Mapping[str, Any]) -> list[ChatMessage]:
+    """SummHay's summarization prompt over the whole haystack (the ``full`` setting)."""
+    variables = {"context": row["context"], "query": row["query"], "bullets": len(row["insights"])}
+    return chat(prompts.messages("summhay/summarize", variables))
+
+
+def summhay_task(
+    config: str,
+    repo: str | None = None,
+    revision: str | None = None,
+    max_tokens: int = 1024,
+    mode: MetricMode = "paper",
+) -> Task:
+    """SummHay's subtopics: a bullet summary of the haystack, judged per insight."""
+    keep = _SUMMHAY_FIELDS
+    score = summhay_judge(mode)
+    return _task(config, repo, revision, summhay_prompt, "reference", keep, score, max_tokens)

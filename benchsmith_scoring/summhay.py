@@ -28,8 +28,9 @@ whose gold is limited to the documents that were in the context (RAG).
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from statistics import fmean
 from typing import Literal
@@ -218,3 +219,46 @@ def summarize_scores(scores: Sequence[InsightScore]) -> dict[str, float | int | 
         "retrievable_citation_recall": _percent(reachable),
         "citation_problems": sum(1 for s in scores if s.problem),
     }
+
+
+def numbered_documents(documents: Iterable[tuple[int, str]]) -> str:
+    """Documents as the summarizer is shown them: ``Document N:`` (the number citations use,
+    the document's haystack position) above each text, a blank line between documents."""
+    return "\n\n".join(f"Document {n}:\n{text}" for n, text in documents)
+
+
+_VERDICT = re.compile(r"\{.*?\}", re.DOTALL)
+
+
+def read_verdict(coverage: str, bullet_id: int | str | None) -> tuple[Coverage, int | None]:
+    """A judge's coverage and bullet, normalised: coverage ``full``/``fully covered``,
+    ``partial``/``partially covered`` or ``none``/``no``/``not covered`` in any case; the
+    bullet a number, ``"3"``, ``"bullet 3"``, or ``"NA"``/``None`` for none. ValueError for an
+    unknown coverage."""
+    word = coverage.strip().lower()
+    found: Coverage
+    if word.startswith(("full", "yes", "covered")):
+        found = "full"
+    elif word.startswith("partial"):
+        found = "partial"
+    elif word.startswith(("no", "not", "none")):
+        found = "none"
+    else:
+        raise ValueError(f"unknown coverage {coverage!r}")
+    if isinstance(bullet_id, str):
+        digits = re.search(r"\d+", bullet_id)
+        bullet_id = int(digits.group()) if digits else None
+    return found, bullet_id
+
+
+def parse_verdict(answer: str) -> tuple[Coverage, int | None]:
+    """The first JSON object in a judge's answer, read by :func:`read_verdict` (ValueError when
+    there is none or it has no ``coverage``)."""
+    for match in _VERDICT.finditer(answer):
+        try:
+            data = json.loads(match.group())
+        except json.JSONDecodeError:
+            continue
+        if isinstance(data, dict) and isinstance(data.get("coverage"), str):
+            return read_verdict(data["coverage"], data.get("bullet_id"))
+    raise ValueError(f"no JSON verdict with a coverage in {answer[:200]!r}")

@@ -7,6 +7,8 @@ from collections.abc import Callable
 
 from pydantic import BaseModel, Field
 
+from benchsmith_scoring.summhay import read_verdict
+
 _DIGIT = re.compile(r"\d")
 _INNER_CAPITAL = re.compile(r"\s[A-Z][a-z]")
 
@@ -104,20 +106,7 @@ class JudgeAnswer(BaseModel):
 
     def normalized(self) -> tuple[str, int | None]:
         """``(full|partial|none, bullet id or None)``; ValueError for an unknown coverage."""
-        word = self.coverage.strip().lower()
-        if word.startswith(("full", "yes", "covered")):
-            coverage = "full"
-        elif word.startswith("partial"):
-            coverage = "partial"
-        elif word.startswith(("no", "not", "none")):
-            coverage = "none"
-        else:
-            raise ValueError(f"unknown coverage {self.coverage!r}")
-        bullet = self.bullet_id
-        if isinstance(bullet, str):
-            digits = re.search(r"\d+", bullet)
-            bullet = int(digits.group()) if digits else None
-        return coverage, bullet
+        return read_verdict(self.coverage, self.bullet_id)
 
 
 def known_coverage(answer: JudgeAnswer) -> str | None:

@@ -25,6 +25,7 @@ from benchsmith_scoring.summhay import (
     MetricMode,
     Verdict,
     document_numbers,
+    numbered_documents,
     parse_summary,
     score_insights,
     split_lines,
@@ -125,6 +126,7 @@ def summarize_ask(context: Context) -> Ask[TextAnswer]:
         "query": context.subtopic.query,
         "bullets": context.insights,
         "documents": documents,
+        "context": numbered_documents((d["number"], d["text"]) for d in documents),
     }
     return Ask("summhay/summarize", variables, TextAnswer, _has_bullets)
 

@@ -137,8 +137,8 @@ def utils_py(hooks: list[str]) -> str:
 def write_lm_eval(
     spec: DatasetSpec, configs: list[ExportedConfig], out: Path, version: str, repo_id: str | None
 ) -> list[str]:
-    """Write ``out/lm_eval/`` for the task configs; return the groups ('' when none)."""
-    chosen = harness_configs(configs)
+    """Write ``out/lm_eval/`` for the task configs lm-eval can score; return the groups."""
+    chosen = [c for c in harness_configs(configs) if c.spec.harness and c.spec.harness.lm_eval]
     if not chosen:
         return []
     folder = out / LM_EVAL

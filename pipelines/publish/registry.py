@@ -48,6 +48,8 @@ class HarnessTask:
     requires: tuple[str, ...] = ("jinja2",)
     """Packages the shipped prompt and scorer import beyond the harness's own (lm-eval has
     them all; Inspect AI does not)."""
+    lm_eval: bool = True
+    """Whether lm-eval can run it: its ``process_results`` cannot call a judge model."""
 
 
 @dataclass(frozen=True)
@@ -223,6 +225,15 @@ WIKIGEN_HARNESS = HarnessTask(
     inspect_task="wikigen_task",
     requires=("jinja2", "rouge-score"),
 )
+SUMMHAY_HARNESS = HarnessTask(
+    prompt="",
+    results="",
+    metrics=("coverage", "citation", "joint"),
+    target="reference",
+    max_gen_toks=1024,
+    inspect_task="summhay_task",
+    lm_eval=False,
+)
 VARIANTS = ("clean", "cfi", "kpr", "cfi_kpr")
 """LV-Eval's variants, in the order their configs are listed (the first level's clean one is the
 default config)."""
@@ -337,6 +348,7 @@ DATASETS: dict[str, DatasetSpec] = {
                     view="summhay_subtopics",
                     task=True,
                     inspect=SUMMHAY_TASK,
+                    harness=SUMMHAY_HARNESS,
                 ),
                 ConfigSpec(
                     "haystacks",

@@ -11,7 +11,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from benchsmith_scoring.summhay import document_numbers
+from benchsmith_scoring.summhay import document_numbers, numbered_documents
 
 View = Callable[[pa.Table], pa.Table]
 
@@ -43,7 +43,7 @@ SUBTOPIC_SCHEMA = pa.schema(
 def haystack_context(documents: list[dict[str, Any]]) -> str:
     """The haystack as one text: ``Document N:`` and its text, in haystack order, as the
     summarizer's prompt shows them (N is the number citations use)."""
-    return "\n\n".join(f"Document {n}:\n{d['text']}" for n, d in enumerate(documents, 1))
+    return numbered_documents((n, d["text"]) for n, d in enumerate(documents, 1))
 
 
 def bullets(lines: Iterable[str]) -> str:

@@ -100,10 +100,28 @@ def test_lveval_tasks_one_per_level_and_variant_pinned_greedy_and_grouped(
         assert f"    {hook},\n" in utils
 
 
-def test_datasets_without_a_task_config_get_no_harness_tasks(hub_export: Path) -> None:
-    assert not (hub_export / "summhay" / "lm_eval").exists()
-    assert not (hub_export / "summhay" / "inspect").exists()
-    assert (hub_export / "summhay" / "scoring" / "benchsmith_scoring" / "summhay.py").is_file()
+def test_summhay_gets_an_inspect_task_that_judges_but_no_lm_eval_task(hub_export: Path) -> None:
+    folder = hub_export / "summhay"
+    assert not (folder / "lm_eval").exists()
+    assert "summhay_task('subtopics'" in (folder / "inspect" / "tasks.py").read_text("utf-8")
+    assert (
+        folder / "scoring" / "benchsmith_scoring" / "prompts" / "summhay" / "judge.j2"
+    ).is_file()
+    card = (folder / "README.md").read_text("utf-8")
+    assert "--model-role grader=<provider>/<model>" in card
+    assert "lm-evaluation-harness gets no task for this dataset" in card
+
+
+def test_the_summarizer_prompt_shows_the_haystack_as_the_subtopics_config_holds_it(
+    hub_export: Path,
+) -> None:
+    import pyarrow.parquet as pq
+
+    row = pq.read_table(next((hub_export / "summhay" / "subtopics").glob("test-*"))).to_pylist()[0]
+    variables = {"context": row["context"], "query": row["query"], "bullets": 3}
+    (_, user) = PromptLibrary().messages("summhay/summarize", variables)
+    assert user.content.startswith("Document 1:\n")
+    assert row["context"] in user.content
 
 
 def test_the_harness_prompt_is_the_one_the_baseline_renders() -> None:

@@ -5,7 +5,7 @@ run every generated task of the snapshot export, two items each, against SmolLM2
 the OpenAI-compatible test server. Their per-item scores must equal what benchsmith's scorer
 gives the same completions on the published rows.
 
-The server cuts prompts to 1024 tokens in the middle (LV-Eval's truncation; SmolLM2 reads
+The server cuts prompts to 512 tokens in the middle (LV-Eval's truncation; SmolLM2 reads
 8192 and a 2-core machine would take minutes over the 8k level) and answers a repeated greedy
 request from memory, so Inspect's requests, the same as lm-eval's, cost nothing twice.
 """
@@ -26,20 +26,22 @@ import yaml
 
 from benchsmith_scoring.leval.metrics import rouge
 from benchsmith_scoring.lveval import ak_score
+from benchsmith_scoring.summhay import Verdict, parse_summary, score_insights, summarize_scores
+from builders.summhay.answers import JudgeAnswer
 from tests.support.smollm import SmolLMServer
 from tests.support.snapshot import ROOT
 from tests.support.venvs import INSPECT_AI, LM_EVAL, venv_with
 
 DATASETS = ("lveval", "wikigenbench")
 LIMIT = 2
-MAX_TOKENS = 64
+MAX_TOKENS = 32
 """Completion cap for every task here (WikiGenBench's own 1024 would take minutes)."""
 OFFLINE = {"HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1", "NO_COLOR": "1"}
 
 
 @pytest.fixture(scope="module")
 def model(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SmolLMServer]:
-    options = ("--max-prompt-tokens", "1024", "--replay")
+    options = ("--max-prompt-tokens", "512", "--replay")
     with SmolLMServer(
         tmp_path_factory.mktemp("harness-model"), ROOT / ".cache", options=options
     ) as s:
@@ -93,6 +95,8 @@ def run_lm_eval(
         "--use_cache", str(work / f"lm-eval-cache-{dataset}"), "--cache_requests", "true",
     ]  # fmt: skip
     env = {**os.environ, **OFFLINE, "HF_HOME": str(work / "hf"), "OPENAI_API_KEY": "unused"}
+    # lm-eval keeps built requests in its own package folder, keyed by task name only
+    env["LM_HARNESS_CACHE_PATH"] = str(work / "lm-eval-requests")
     done = subprocess.run(command, cwd=work, env=env, capture_output=True, text=True, timeout=1800)
     assert done.returncode == 0, done.stderr[-3000:]
     return out
@@ -155,9 +159,40 @@ def test_a_second_lm_eval_run_asks_the_model_nothing_and_converts_no_data(
     again = run_lm_eval(hub_export, "lveval", work, model, run="second")
     assert requests_answered(model) == before
     assert {p for p in (work / "hf").rglob("*.arrow")} == arrow
+    assert len(list((work / "lm-eval-requests").glob("requests-lveval_*"))) == 12
     first = lm_eval_samples(lm_eval_runs["lveval"], "lveval_events_mixup_2k_clean")
     second = lm_eval_samples(again, "lveval_events_mixup_2k_clean")
     assert [s["filtered_resps"] for s in second] == [s["filtered_resps"] for s in first]
+
+
+def run_inspect(export: Path, dataset: str, work: Path, server: SmolLMServer) -> list[dict]:
+    """Run every task of the dataset's inspect/tasks.py; return the JSON logs."""
+    bin_dir = venv_with("inspect", INSPECT_AI)
+    command = [
+        str(bin_dir / "inspect"), "eval", "inspect/tasks.py", "--model",
+        f"openai-api/smollm/{server.model}", "--limit", str(LIMIT), "--max-tokens",
+        str(MAX_TOKENS), "--max-connections", "1", "--log-dir", str(work / "logs"),
+        "--log-format", "json", "--display", "plain",
+    ]  # fmt: skip
+    env = {**os.environ, **OFFLINE, "HF_HOME": str(work / "hf")}
+    env |= {"SMOLLM_BASE_URL": server.base_url, "SMOLLM_API_KEY": "unused"}
+    done = subprocess.run(
+        command, cwd=export / dataset, env=env, capture_output=True, text=True, timeout=1800
+    )
+    assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
+    logs = [json.loads(p.read_text("utf-8")) for p in (work / "logs").glob("*.json")]
+    assert all(log["status"] == "success" for log in logs), [log.get("error") for log in logs]
+    return logs
+
+
+def inspect_configs(export: Path, dataset: str) -> list[str]:
+    """The configs the generated inspect/tasks.py declares a task for."""
+    text = (export / dataset / "inspect" / "tasks.py").read_text("utf-8")
+    return sorted(re.findall(r"_task\('([^']+)'", text))
+
+
+def completion_of(sample: dict[str, Any]) -> str:
+    return sample["output"]["choices"][0]["message"]["content"]
 
 
 @pytest.mark.parametrize("dataset", DATASETS)
@@ -168,25 +203,11 @@ def test_inspect_runs_every_generated_task_and_scores_as_benchsmith(
     lm_eval_runs: dict[str, Path],
     tmp_path: Path,
 ) -> None:
-    bin_dir = venv_with("inspect", INSPECT_AI)
-    command = [
-        str(bin_dir / "inspect"), "eval", "inspect/tasks.py", "--model",
-        f"openai-api/smollm/{model.model}", "--limit", str(LIMIT), "--max-tokens",
-        str(MAX_TOKENS), "--max-connections", "1", "--log-dir", str(tmp_path / "logs"),
-        "--log-format", "json", "--display", "plain",
-    ]  # fmt: skip
-    env = {**os.environ, **OFFLINE, "HF_HOME": str(tmp_path / "hf")}
-    env |= {"SMOLLM_BASE_URL": model.base_url, "SMOLLM_API_KEY": "unused"}
-    done = subprocess.run(
-        command, cwd=hub_export / dataset, env=env, capture_output=True, text=True, timeout=1800
-    )
-    assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
-    logs = [json.loads(p.read_text("utf-8")) for p in (tmp_path / "logs").glob("*.json")]
+    logs = run_inspect(hub_export, dataset, tmp_path, model)
     by_config = {log["eval"]["dataset"]["name"]: log for log in logs}
     configs = [re.sub(rf"^{dataset}_", "", t) for t in generated_tasks(hub_export, dataset)]
-    assert sorted(by_config) == sorted(configs)
+    assert sorted(by_config) == sorted(configs) == inspect_configs(hub_export, dataset)
     for config, log in by_config.items():
-        assert log["status"] == "success", log.get("error")
         rows = published_rows(hub_export, dataset, config)
         lm_eval = {
             int(s["doc_id"]): s["filtered_resps"][0]
@@ -195,7 +216,7 @@ def test_inspect_runs_every_generated_task_and_scores_as_benchsmith(
         assert len(log["samples"]) == LIMIT
         for sample in log["samples"]:
             index = int(sample["id"].rsplit("-", 1)[1])
-            completion = sample["output"]["choices"][0]["message"]["content"]
+            completion = completion_of(sample)
             ours = our_scores(dataset, rows[index], completion)
             (score,) = sample["scores"].values()
             value = (
@@ -204,3 +225,36 @@ def test_inspect_runs_every_generated_task_and_scores_as_benchsmith(
             assert value == pytest.approx(ours, abs=1e-12), config
             # same prompt, same greedy model: the two harnesses get the same completion
             assert completion == lm_eval[index], config
+
+
+def test_inspect_judges_summhay_per_insight_and_pools_as_benchsmith(
+    hub_export: Path, model: SmolLMServer, tmp_path: Path
+) -> None:
+    (log,) = run_inspect(hub_export, "summhay", tmp_path, model)
+    assert inspect_configs(hub_export, "summhay") == ["subtopics"]
+    rows = published_rows(hub_export, "summhay", "subtopics")
+    everything = []
+    for sample in log["samples"]:
+        row = rows[int(sample["id"].rsplit("-", 1)[1])]
+        meta = sample["scores"]["summhay_judge"]["metadata"]
+        assert len(meta["judge_answers"]) == len(row["insights"])
+        # the judge's own words, read by the toolkit's parser, give the verdicts scored
+        verdicts = []
+        for insight, answer in zip(row["insights"], meta["judge_answers"], strict=True):
+            judged = JudgeAnswer.model_validate_json(answer).normalized()
+            verdicts.append(Verdict(insight["insight_id"], *judged))
+        assert [vars(v) for v in verdicts] == meta["verdicts"]
+        gold = {i["insight_id"]: set(i["gold_document_ids"]) for i in row["insights"]}
+        bullets = parse_summary(completion_of(sample))
+        scores = score_insights(verdicts, bullets, gold, row["document_ids"], None, "paper")
+        assert [vars(s) for s in scores] == meta["insights"]
+        assert sample["scores"]["summhay_judge"]["value"] == (
+            summarize_scores(scores)["joint"] or 0
+        )
+        everything += scores
+    pooled = summarize_scores(everything)
+    (reported,) = log["results"]["scores"]
+    for key in ("coverage", "citation", "joint"):
+        value = reported["metrics"][key]["value"]
+        expected = pooled[key]
+        assert (value != value and expected is None) or value == pytest.approx(expected), key
