@@ -31,7 +31,7 @@ from tests.support.smollm import SmolLMServer  # noqa: E402
 from tests.support.venvs import INSPECT_AI, LM_EVAL, venv_with  # noqa: E402
 
 OFFLINE = {"HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1", "NO_COLOR": "1"}
-_GENERATED = re.compile(r"text: \d+ prompt \+ \d+ completion tokens in ([\d.]+) s")
+_GENERATED = re.compile(r"\w+: \d+ prompt \+ \d+ completion tokens in ([\d.]+) s")
 
 
 def model_seconds(server: SmolLMServer, since: int) -> tuple[int, float]:
@@ -53,7 +53,7 @@ def timed(command: list[str], env: dict[str, str], cwd: Path) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--export", type=Path, default=ROOT / "data" / "publish")
-    parser.add_argument("--datasets", nargs="+", default=["lveval", "wikigenbench"])
+    parser.add_argument("--datasets", nargs="+", default=["lveval", "wikigenbench", "summhay"])
     parser.add_argument("--limit", type=int, default=2)
     parser.add_argument("--max-tokens", type=int, default=64)
     parser.add_argument("--max-prompt-tokens", type=int, default=1024)
@@ -67,6 +67,7 @@ def main() -> None:
     print("| task | requests | model s | lm-eval s | ratio | 2nd run s | asked again |", end="")
     print(" inspect s | ratio |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    (work / "server").mkdir()
     with SmolLMServer(work / "server", ROOT / ".cache", options=options) as server:
         env = {**os.environ, **OFFLINE, "HF_HOME": str(work / "hf"), "OPENAI_API_KEY": "unused"}
         env |= {"SMOLLM_BASE_URL": server.base_url, "SMOLLM_API_KEY": "unused"}
@@ -77,22 +78,28 @@ def main() -> None:
         )
         for dataset in args.datasets:
             folder = args.export / dataset
-            tasks = sorted(p.stem for p in (folder / "lm_eval").glob("[!_]*.yaml"))
-            for task in tasks:
-                config = task.removeprefix(f"{dataset}_")
-                lm_cmd = [
-                    str(lm_eval / "lm_eval"), "run", "--include_path", str(folder / "lm_eval"),
-                    "--tasks", task, "--model", "local-chat-completions", "--model_args",
-                    model_args, "--apply_chat_template", "--limit", str(args.limit),
-                    "--gen_kwargs", f"max_gen_toks={args.max_tokens}",
-                    "--use_cache", str(work / f"cache-{task}"), "--cache_requests", "true",
-                ]  # fmt: skip
-                mark = len(server.log_path.read_text("utf-8"))
-                first = timed(lm_cmd, env, work)
-                requests, seconds = model_seconds(server, mark)
-                mark = len(server.log_path.read_text("utf-8"))
-                second = timed(lm_cmd, env, work)
-                again, _ = model_seconds(server, mark)
+            tasks_py = (folder / "inspect" / "tasks.py").read_text("utf-8")
+            for config in sorted(re.findall(r"_task\('([^']+)'", tasks_py)):
+                task = f"{dataset}_{config}"
+                cells = ["–"] * 6
+                if (folder / "lm_eval" / f"{task}.yaml").is_file():
+                    lm_cmd = [
+                        str(lm_eval / "lm_eval"), "run", "--include_path",
+                        str(folder / "lm_eval"), "--tasks", task, "--model",
+                        "local-chat-completions", "--model_args", model_args,
+                        "--apply_chat_template", "--limit", str(args.limit), "--gen_kwargs",
+                        f"max_gen_toks={args.max_tokens}", "--use_cache",
+                        str(work / f"cache-{task}"), "--cache_requests", "true",
+                    ]  # fmt: skip
+                    mark = len(server.log_path.read_text("utf-8"))
+                    first = timed(lm_cmd, env, work)
+                    requests, seconds = model_seconds(server, mark)
+                    mark = len(server.log_path.read_text("utf-8"))
+                    second = timed(lm_cmd, env, work)
+                    again, _ = model_seconds(server, mark)
+                    ratio = first / max(seconds, 1e-9)
+                    cells = [str(requests), f"{seconds:.1f}", f"{first:.1f}", f"{ratio:.2f}"]
+                    cells += [f"{second:.1f}", str(again)]
                 inspect_cmd = [
                     str(inspect / "inspect"), "eval", f"inspect/tasks.py@{config}", "--model",
                     f"openai-api/smollm/{server.model}", "--limit", str(args.limit),
@@ -102,12 +109,8 @@ def main() -> None:
                 mark = len(server.log_path.read_text("utf-8"))
                 inspect_s = timed(inspect_cmd, env, folder)
                 _, inspect_model = model_seconds(server, mark)
-                print(
-                    f"| {task} | {requests} | {seconds:.1f} | {first:.1f} | "
-                    f"{first / max(seconds, 1e-9):.2f} | {second:.1f} | {again} | "
-                    f"{inspect_s:.1f} | {inspect_s / max(inspect_model, 1e-9):.2f} |",
-                    flush=True,
-                )
+                cells += [f"{inspect_s:.1f}", f"{inspect_s / max(inspect_model, 1e-9):.2f}"]
+                print(f"| {task} | {' | '.join(cells)} |", flush=True)
 
 
 if __name__ == "__main__":

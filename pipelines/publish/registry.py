@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from benchsmith_scoring import prompts
+
 
 @dataclass(frozen=True)
 class Join:
@@ -166,9 +168,9 @@ LVEVAL_TASK = InspectTask(
     input="question",
     target="answer",
     metadata=("context",),
-    template=(
-        "Read the passages and answer the question briefly.\n\n{context}\n\n"
-        "Question: {prompt}\nAnswer:"
+    # the baseline's own prompt, with Inspect's placeholders for the question and the context
+    template=prompts.text(
+        "lveval/answer", {"context": "{context}", "question": "{prompt}", "length_instruction": ""}
     ),
     scorers=(("includes", {}), ("f1", {})),
     unexpressed=(
