@@ -64,7 +64,8 @@ def _child_text(elem: ET.Element, name: str) -> str:
     return ""
 
 
-def _siteinfo(elem: ET.Element) -> SiteInfo:
+def site_from(elem: ET.Element) -> SiteInfo:
+    """The :class:`SiteInfo` of a ``<siteinfo>`` element."""
     info = SiteInfo()
     base = _child_text(elem, "base")
     if "/wiki/" in base:
@@ -85,6 +86,30 @@ def _revision(page: _Page, elem: ET.Element) -> None:
         page.last_at = stamp
         page.last_id = int(_child_text(elem, "id") or 0)
         page.text = _child_text(elem, "text")
+
+
+def page_from(elem: ET.Element, where: str) -> _Page:
+    """A whole ``<page>`` element (from a multistream stream) as a page; ``where`` names the
+    file and stream in errors."""
+    page = _Page(
+        title=_child_text(elem, "title"),
+        namespace=int(_child_text(elem, "ns") or 0),
+        page_id=int(_child_text(elem, "id") or 0),
+    )
+    if not page.title or not page.page_id:
+        raise SourceFormatError(f"{where}: a <page> without <title> or <id>")
+    for child in elem:
+        tag = local(child.tag)
+        if tag == "redirect":
+            page.redirect_target = child.get("title", "")
+        elif tag == "revision":
+            try:
+                _revision(page, child)
+            except ValueError as exc:
+                raise SourceFormatError(
+                    f"{where}: page {page.title!r}: bad revision ({exc})"
+                ) from exc
+    return page
 
 
 def iter_pages(path: Path) -> Iterator[tuple[SiteInfo, _Page]]:
@@ -116,7 +141,7 @@ def _pages(path: Path) -> Iterator[tuple[SiteInfo, _Page]]:
                     page = _Page()
                 continue
             if tag == "siteinfo":
-                site = _siteinfo(elem)
+                site = site_from(elem)
             elif tag == "title":
                 page.title = elem.text or ""
             elif tag == "revision":
@@ -151,8 +176,10 @@ def read_dump(
     batch_pages: int = 256,
     page_time_limit_s: float = 60.0,
     slow_page_s: float = 5.0,
+    pages: Iterable[tuple[SiteInfo, _Page]] | None = None,
 ) -> Iterator[Article | Drop]:
-    """Yield one Article per ``<page>`` of the export, in file order.
+    """Yield one Article per ``<page>`` of the export, in file order (or per page of ``pages``,
+    e.g. the candidates of a multistream dump, :mod:`multistream`).
 
     Pages are dated by their earliest revision only with ``creation_dates='history'``; otherwise
     ``created_at`` is left empty for the wiki stage to look up (log or API) for candidates.
@@ -173,12 +200,14 @@ def read_dump(
         limit_s=page_time_limit_s,
     )
 
+    source = pages
+
     def jobs() -> Iterator[tuple[PageRules, SiteInfo, _Page, datetime | None]]:
-        pages = with_history = 0
+        count = with_history = 0
         site_seen: dict[int, str] | None = None
         made = PageRules()
-        for site, page in iter_pages(path):
-            pages += 1
+        for site, page in iter_pages(path) if source is None else source:
+            count += 1
             with_history += page.revisions > 1
             if site.namespaces is not site_seen:
                 site_seen = site.namespaces
@@ -190,7 +219,7 @@ def read_dump(
                     namespaces=site.namespaces,
                 )
             yield made, site, page, page.first_at if creation_dates == "history" else None
-        if creation_dates == "history" and pages and not with_history:
+        if creation_dates == "history" and count and not with_history:
             log.warning(
                 "%s: every page has a single revision, so 'history' dates pages by their last "
                 "edit; for a pages-articles dump set wiki.dump.creation_dates to 'log' or 'api'",

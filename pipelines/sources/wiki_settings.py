@@ -27,6 +27,19 @@ class DumpSettings(Strict):
         ),
     )
     log_path: InputFile | None = None
+    index_path: InputFile | None = Field(
+        None,
+        description=(
+            "The index of a pages-articles-multistream dump (offset:page_id:title lines, plain "
+            "or .bz2): only candidate pages are read, seeking to their bz2 streams. Candidates "
+            "are the titles the creation log (creation_dates 'log') shows created in the "
+            "window, plus those of candidates_path."
+        ),
+    )
+    candidates_path: InputFile | None = Field(
+        None,
+        description="Extra candidate titles for index_path, one a line (e.g. category members).",
+    )
     workers: StrictInt = Field(1, ge=1, description="Processes parsing wikitext (1: in-process).")
     snapshot_at: AwareDatetime | None = Field(
         None,
@@ -40,6 +53,11 @@ class DumpSettings(Strict):
     def _log_needs_path(self) -> DumpSettings:
         if self.creation_dates == "log" and self.log_path is None:
             raise ValueError("creation_dates 'log' needs log_path (a page-creation log dump)")
+        if self.index_path and self.creation_dates != "log" and self.candidates_path is None:
+            raise ValueError(
+                "index_path needs candidates: creation_dates 'log' (the titles created in the "
+                "window) or candidates_path (a list of titles)"
+            )
         return self
 
 

@@ -24,8 +24,11 @@ SUSPECT_SHOWN = 50
 """Suspect pages listed by name in ``stats.json`` (all are counted)."""
 
 
-def _articles(settings: WikiSettings) -> tuple[Iterator[Article | Drop], Lookup | None]:
-    """Return the configured reader and, when the reader cannot date pages, a date look-up."""
+def _articles(
+    settings: WikiSettings, extra: dict[str, object]
+) -> tuple[Iterator[Article | Drop], Lookup | None]:
+    """Return the configured reader and, when the reader cannot date pages, a date look-up;
+    what a candidate-first read touched goes to ``extra``."""
     from pipelines.sources.mediawiki_client import MediaWikiClient
 
     if settings.reader == "api" or (settings.reader == "html" and settings.html.source == "rest"):
@@ -38,6 +41,12 @@ def _articles(settings: WikiSettings) -> tuple[Iterator[Article | Drop], Lookup 
 
     dump = settings.dump
     assert dump is not None  # guaranteed by WikiSettings validation
+    created: dict[str, datetime] | None = None
+    if dump.creation_dates == "log":
+        from pipelines.sources.creation_log import read_creation_log
+
+        assert dump.log_path is not None  # guaranteed by DumpSettings validation
+        created = read_creation_log(dump.log_path, since=window_bounds(settings)[0])
     pages = read_dump(
         dump.path,
         skip_sections=settings.skip_sections,
@@ -51,15 +60,41 @@ def _articles(settings: WikiSettings) -> tuple[Iterator[Article | Drop], Lookup 
         workers=dump.workers,
         page_time_limit_s=settings.page_time_limit_s,
         slow_page_s=settings.slow_page_s,
+        pages=_candidates(settings, created, extra) if dump.index_path else None,
     )
-    if dump.creation_dates == "log":
-        from pipelines.sources.creation_log import read_creation_log
-
-        assert dump.log_path is not None  # guaranteed by DumpSettings validation
-        return pages, read_creation_log(dump.log_path, since=window_bounds(settings)[0]).get
+    if created is not None:
+        return pages, created.get
     if dump.creation_dates == "api":
         return pages, MediaWikiClient(settings.api).first_revision_time
     return pages, None
+
+
+def _candidates(
+    settings: WikiSettings, created: dict[str, datetime] | None, extra: dict[str, object]
+) -> Iterator[tuple[object, object]]:
+    """The candidate pages of a multistream dump: titles created in the window (creation log)
+    and those of ``candidates_path``, read from their bz2 streams only; what was touched goes
+    to ``extra['multistream']`` when reading ends."""
+    from pipelines.sources.multistream import StreamStats, candidate_pages, find_in_index
+
+    dump = settings.dump
+    assert dump is not None and dump.index_path is not None
+    end = window_bounds(settings)[1]
+    titles = {t for t, at in (created or {}).items() if at < end}
+    if dump.candidates_path is not None:
+        lines = dump.candidates_path.read_text("utf-8").splitlines()
+        titles |= {line.strip() for line in lines if line.strip()}
+    lookup = find_in_index(dump.index_path, titles)
+    stats = StreamStats()
+    yield from candidate_pages(dump.path, lookup, stats)
+    extra["multistream"] = {
+        "index_lines": lookup.index_lines,
+        "candidates": len(titles),
+        "not_in_index": len(lookup.missing),
+        "streams_read": stats.streams_read,
+        "pages_seen": stats.pages_seen,
+        "pages_read": stats.pages_read,
+    }
 
 
 def _enterprise(settings: WikiSettings) -> tuple[Iterator[Article | Drop], Lookup | None]:
@@ -92,7 +127,7 @@ def run_wiki(settings: WikiSettings, *, out: Path) -> StageStats:
     reader could not supply are looked up only for pages that passed every other rule.
     """
     with stage_run("wiki", out) as run:
-        pages, lookup = _articles(settings)
+        pages, lookup = _articles(settings, run.extra)
         started = datetime.now(UTC)
         stats = run.stats
         stats.counts.update({"read": 0, "selected": 0, "rejected": 0})

@@ -140,3 +140,63 @@ def test_a_page_that_cannot_be_read_is_a_drop_and_the_stage_keeps_the_rest(tmp_p
     assert saved["pages_rendered"] == before["pages_rendered"] - 1
     assert saved["headings_found"] == saved["source_headings"] > 0
     assert saved["leftover_markup"] == 0 and "suspect_pages" not in saved
+
+
+def _multistream(tmp_path):
+    from tests.support.multistream import filler_page, split_export, write_multistream
+
+    header, real = split_export(SNAPSHOT_XML)
+    pages = [filler_page(100_000 + i, f"Filler {i}") for i in range(200)]
+    for k, page in enumerate(real):
+        pages.insert(5 * k + 2, page)
+    dump, index = tmp_path / "multistream.xml.bz2", tmp_path / "index.txt.bz2"
+    write_multistream(header, pages, dump, index, per_stream=20)
+    return dump, index
+
+
+def test_a_multistream_dump_is_read_candidate_first_with_the_same_articles(tmp_path, params):
+    dump, index = _multistream(tmp_path)
+    full = tmp_path / "full"
+    run_wiki(params.wiki, out=full)
+    titles = tmp_path / "candidates.txt"
+    titles.write_text("\n".join(sorted(SNAPSHOT_EVENTS)) + "\nNot in the dump\n")
+    settings = params.wiki.dump.model_copy(
+        update={"path": dump, "index_path": index, "candidates_path": titles}
+    )
+    out = tmp_path / "multistream"
+    stats = run_wiki(params.wiki.model_copy(update={"dump": settings}), out=out)
+
+    assert pq.read_table(out / "articles.parquet").equals(pq.read_table(full / "articles.parquet"))
+    assert stats.counts["read"] == len(SNAPSHOT_EVENTS)  # no filler page was parsed
+    touched = json.loads((out / "stats.json").read_text())["multistream"]
+    assert touched["candidates"] == len(SNAPSHOT_EVENTS) + 1
+    assert touched["not_in_index"] == 1
+    assert touched["pages_read"] == len(SNAPSHOT_EVENTS)
+    assert touched["streams_read"] < touched["index_lines"] / 20
+
+
+def test_with_a_creation_log_the_candidates_are_the_titles_created_in_the_window(tmp_path, params):
+    dump, index = _multistream(tmp_path)
+    log_path = tmp_path / "logging.xml"
+    log_path.write_text(LOG)
+    full_settings = params.wiki.dump.model_copy(
+        update={"creation_dates": "log", "log_path": log_path}
+    )
+    full = tmp_path / "full"
+    run_wiki(params.wiki.model_copy(update={"dump": full_settings}), out=full)
+    settings = full_settings.model_copy(update={"path": dump, "index_path": index})
+    out = tmp_path / "multistream"
+    stats = run_wiki(params.wiki.model_copy(update={"dump": settings}), out=out)
+
+    assert pq.read_table(out / "articles.parquet").equals(pq.read_table(full / "articles.parquet"))
+    assert (
+        stats.counts["read"]
+        == json.loads((out / "stats.json").read_text())["multistream"]["candidates"]
+    )
+
+
+def test_an_index_without_candidates_is_refused(params, tmp_path):
+    with pytest.raises(ValueError, match="index_path needs candidates"):
+        params.wiki.dump.model_copy(update={"index_path": tmp_path}).model_validate(
+            params.wiki.dump.model_dump() | {"index_path": str(SNAPSHOT_XML)}
+        )
