@@ -93,12 +93,31 @@ def _any_full_match(patterns: list[str], values: list[str]) -> str | None:
 Rule = Callable[[Article, EventSelection], str | None]
 
 
+def _namespace_detail(namespace: int) -> str | None:
+    return f"namespace {namespace} is not the article namespace" if namespace != 0 else None
+
+
+def _redirect_detail(is_redirect: bool, target: str) -> str | None:
+    return f"redirects to {target!r}" if is_redirect else None
+
+
 def _namespace(a: Article, s: EventSelection) -> str | None:
-    return f"namespace {a.namespace} is not the article namespace" if a.namespace != 0 else None
+    return _namespace_detail(a.namespace)
 
 
 def _redirect(a: Article, s: EventSelection) -> str | None:
-    return f"redirects to {a.redirect_target!r}" if a.is_redirect else None
+    return _redirect_detail(a.is_redirect, a.redirect_target)
+
+
+def unparsed_rejection(namespace: int, redirect_target: str) -> tuple[str, str] | None:
+    """``(reason, detail)`` of the content rules a page fails before its wikitext is parsed:
+    the first two, in order (not an article, a redirect the dump marks), so a reader can drop
+    it unparsed with the reason :func:`check_content` would give."""
+    if (detail := _namespace_detail(namespace)) is not None:
+        return "not_article", detail
+    if (detail := _redirect_detail(bool(redirect_target), redirect_target)) is not None:
+        return "redirect", detail
+    return None
 
 
 def _disambiguation(a: Article, s: EventSelection) -> str | None:
@@ -177,21 +196,47 @@ def _window(a: Article, s: EventSelection) -> tuple[str, str] | None:
 
 
 def _reject(a: Article, step: str, reason: str, detail: str) -> Drop:
+    return _page_drop(
+        a.title, step, reason, detail, a.page_id, a.url, a.namespace, a.created_at,
+        a.word_count, a.reader,
+    )  # fmt: skip
+
+
+def _page_drop(
+    title: str,
+    step: str,
+    reason: str,
+    detail: str,
+    page_id: int,
+    url: str,
+    namespace: int,
+    created_at: datetime | None,
+    word_count: int | None,
+    reader: str,
+) -> Drop:
     return Drop.of(
-        "wiki",
-        "",
-        "page",
-        a.title,
-        step,
-        reason,
-        detail,
-        page_id=a.page_id,
-        url=a.url,
-        namespace=a.namespace,
-        created_at=a.created_at,
-        word_count=a.word_count,
-        reader=a.reader,
-    )
+        "wiki", "", "page", title, step, reason, detail,
+        page_id=page_id, url=url, namespace=namespace, created_at=created_at,
+        word_count=word_count, reader=reader,
+    )  # fmt: skip
+
+
+def reject_unparsed(
+    title: str,
+    *,
+    page_id: int,
+    url: str,
+    namespace: int,
+    redirect_target: str,
+    created_at: datetime | None,
+    reader: str,
+) -> Drop | None:
+    """The content drop of a page that fails a rule its wikitext is not needed for (not an
+    article, a redirect the dump marks), made before parsing; its word count stays empty."""
+    found = unparsed_rejection(namespace, redirect_target)
+    if found is None:
+        return None
+    return _page_drop(title, "content", *found, page_id, url, namespace, created_at, None, reader)
 
 
 def check_content(article: Article, settings: EventSelection) -> Drop | None:

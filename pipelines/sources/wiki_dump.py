@@ -26,6 +26,7 @@ from typing import TypeVar
 
 from builders.drops import Drop
 from builders.wikigen.records import Article
+from builders.wikigen.select import reject_unparsed
 from pipelines.errors import SourceFormatError
 from pipelines.sources.wiki_article import build_article, guarded, log_slow, page_drop, page_url
 from pipelines.sources.wiki_languages import rules_for
@@ -177,6 +178,7 @@ def read_dump(
     page_time_limit_s: float = 60.0,
     slow_page_s: float = 5.0,
     pages: Iterable[tuple[SiteInfo, _Page]] | None = None,
+    cheap_rules_first: bool = False,
 ) -> Iterator[Article | Drop]:
     """Yield one Article per ``<page>`` of the export, in file order (or per page of ``pages``,
     e.g. the candidates of a multistream dump, :mod:`multistream`).
@@ -191,6 +193,10 @@ def read_dump(
     ``<siteinfo>``. A page that does not decode, fails to parse or takes longer than
     ``page_time_limit_s`` is yielded as a :class:`Drop` naming it; pages slower than
     ``slow_page_s`` are logged.
+
+    With ``cheap_rules_first`` (the wiki stage's choice), a page outside the article namespace
+    or marked as a redirect is yielded as the content :class:`Drop` the selection would give it,
+    without parsing its wikitext.
     """
     read_at = read_at or datetime.now(UTC).replace(microsecond=0)
     convert = partial(
@@ -198,6 +204,7 @@ def read_dump(
         creation_dates=creation_dates,
         read_at=read_at,
         limit_s=page_time_limit_s,
+        cheap_rules_first=cheap_rules_first,
     )
 
     source = pages
@@ -252,6 +259,7 @@ def _article(
     creation_dates: str,
     read_at: datetime,
     limit_s: float,
+    cheap_rules_first: bool = False,
 ) -> tuple[Article | Drop, float]:
     rules, site, page, created_at = job
     url = page_url(site.article_base, page.title) if site.article_base else ""
@@ -263,6 +271,18 @@ def _article(
             "or characters XML forbids"
         )
         return page_drop("undecodable", detail, url=url, reader="dump", **about), 0.0
+    if cheap_rules_first:
+        unparsed = reject_unparsed(
+            page.title,
+            page_id=page.page_id,
+            url=url,
+            namespace=page.namespace,
+            redirect_target=page.redirect_target,
+            created_at=created_at,
+            reader="dump",
+        )
+        if unparsed is not None:  # its wikitext is never parsed
+            return unparsed, 0.0
     build = partial(
         build_article,
         **about,

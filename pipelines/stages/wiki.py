@@ -61,6 +61,7 @@ def _articles(
         page_time_limit_s=settings.page_time_limit_s,
         slow_page_s=settings.slow_page_s,
         pages=_candidates(settings, created, extra) if dump.index_path else None,
+        cheap_rules_first=True,
     )
     if created is not None:
         return pages, created.get

@@ -200,3 +200,25 @@ def test_an_index_without_candidates_is_refused(params, tmp_path):
         params.wiki.dump.model_copy(update={"index_path": tmp_path}).model_validate(
             params.wiki.dump.model_dump() | {"index_path": str(SNAPSHOT_XML)}
         )
+
+
+def test_non_articles_and_redirects_are_dropped_unparsed_for_the_reason_the_rules_give(
+    tmp_path, params
+):
+    from builders.wikigen.select import classify
+    from tests.support.snapshot import SNAPSHOT_TRAPS
+
+    out = tmp_path / "wiki"
+    stats = run_wiki(params.wiki, out=out)
+    drops = {r["item_id"]: r for r in pq.read_table(out / "drops.parquet").to_pylist()}
+    parsed = {a.title: a for a in read_dump(SNAPSHOT_XML, skip_sections=params.wiki.skip_sections)}
+    for title in ("Korvenna tramway strike", "Template:Cite web"):
+        rejection = classify(parsed[title], params.wiki)
+        assert (drops[title]["reason"], drops[title]["detail"]) == (
+            rejection.reason,
+            rejection.detail,
+        )
+        assert drops[title]["reason"] == SNAPSHOT_TRAPS[title]
+        facts = {f["key"]: f["value"] for f in drops[title]["facts"]}
+        assert facts["word_count"] == ""  # never parsed
+    assert stats.dropped["redirect"] >= 1 and stats.dropped["not_article"] >= 1
