@@ -60,17 +60,12 @@ def lveval_prompt(doc: Mapping[str, Any]) -> str:
 
 def lveval_scores(doc: Mapping[str, Any], prediction: str) -> dict[str, float]:
     """AK as LV-Eval describes it (``ak``) and as its public code computes it (``ak_code``)."""
-    out = {}
-    for metric, mode in (("ak", "readme"), ("ak_code", "reference_code")):
-        result = ak_score(
-            prediction,
-            answers_of(doc),
-            doc.get("answer_keywords") or None,
-            language=doc.get("language") or "en",
-            mode=mode,
-        )
-        out[metric] = result.score
-    return out
+    answers, keywords = answers_of(doc), doc.get("answer_keywords") or None
+    language = doc.get("language") or "en"
+    return {
+        metric: ak_score(prediction, answers, keywords, language=language, mode=mode).score
+        for metric, mode in (("ak", "readme"), ("ak_code", "reference_code"))
+    }
 
 
 def lveval_results(doc: Mapping[str, Any], results: Sequence[str]) -> dict[str, float]:

@@ -235,6 +235,8 @@ def render_card(inputs: CardInputs, templates: Path) -> DatasetCard:
             raise PublishError(f"{path}: citation {key!r} of {inputs.spec.name} not found")
         citations.append(path.read_text("utf-8").strip())
     repo = inputs.repo_id or f"<namespace>/{inputs.spec.name}"
+    harnessed = harness_configs(inputs.configs)
+    harnesses = [c.spec.harness for c in harnessed if c.spec.harness]
     try:
         body = env.get_template(inputs.spec.template).render(
             spec=inputs.spec,
@@ -252,17 +254,10 @@ def render_card(inputs: CardInputs, templates: Path) -> DatasetCard:
             eval_tasks=evaluated_configs(inputs.configs),
             lm_eval_groups=inputs.lm_eval_groups,
             inspect_tasks=inputs.inspect_tasks,
-            lm_eval_configs=[c.name for c in harness_configs(inputs.configs)],
-            inspect_requires=" ".join(
-                dict.fromkeys(
-                    r for c in harness_configs(inputs.configs) for r in c.spec.harness.requires
-                )
-            ),
+            lm_eval_configs=[c.name for c in harnessed],
+            inspect_requires=" ".join(dict.fromkeys(r for h in harnesses for r in h.requires)),
             lm_eval_metrics=", ".join(
-                f"`{m}`"
-                for m in dict.fromkeys(
-                    m for c in inputs.configs if c.spec.harness for m in c.spec.harness.metrics
-                )
+                f"`{m}`" for m in dict.fromkeys(m for h in harnesses for m in h.metrics)
             ),
             scoring_example=inputs.spec.scoring_example,
         )

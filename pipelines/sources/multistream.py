@@ -17,6 +17,7 @@ from collections import defaultdict
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO
 
 from pipelines.errors import SourceFormatError
 from pipelines.sources.wiki_dump import SiteInfo, _Page, page_from, site_from
@@ -41,7 +42,6 @@ class StreamStats:
     streams_read: int = 0
     pages_seen: int = 0
     pages_read: int = 0
-    bytes_decompressed: int = 0
 
 
 def find_in_index(index: Path, titles: Collection[str]) -> IndexLookup:
@@ -66,13 +66,13 @@ def find_in_index(index: Path, titles: Collection[str]) -> IndexLookup:
     return IndexLookup(dict(found), sorted(wanted - seen), lines)
 
 
-def stream_at(handle: object, offset: int, where: str) -> bytes:
+def stream_at(handle: IO[bytes], offset: int, where: str) -> bytes:
     """The decompressed bz2 stream starting at byte ``offset`` of an open dump."""
-    handle.seek(offset)  # type: ignore[attr-defined]
+    handle.seek(offset)
     decompressor = bz2.BZ2Decompressor()
     parts = []
     while not decompressor.eof:
-        chunk = handle.read(READ_BYTES)  # type: ignore[attr-defined]
+        chunk = handle.read(READ_BYTES)
         if not chunk:
             raise SourceFormatError(f"{where}: the bz2 stream at byte {offset} is cut short")
         try:
@@ -115,7 +115,6 @@ def candidate_pages(
             wanted = lookup.streams[offset]
             data = stream_at(handle, offset, str(dump))
             stats.streams_read += 1
-            stats.bytes_decompressed += len(data)
             for elem in _fragment(data, str(dump), offset):
                 if local(elem.tag) != "page":
                     continue

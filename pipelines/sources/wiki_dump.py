@@ -89,27 +89,38 @@ def _revision(page: _Page, elem: ET.Element) -> None:
         page.text = _child_text(elem, "text")
 
 
+def _identify(page: _Page, elem: ET.Element) -> bool:
+    """Set a finished ``<page>``'s title, namespace and id; False when title or id is missing."""
+    page.title = _child_text(elem, "title")
+    page.namespace = int(_child_text(elem, "ns") or 0)
+    page.page_id = int(_child_text(elem, "id") or 0)
+    return bool(page.title and page.page_id)
+
+
+def _take(page: _Page, elem: ET.Element) -> None:
+    """Fold a finished ``<revision>`` or ``<redirect>`` into its page (other elements are
+    ignored); ValueError naming the page for a bad revision."""
+    tag = local(elem.tag)
+    if tag == "redirect":
+        page.redirect_target = elem.get("title", "")
+    elif tag == "revision":
+        try:
+            _revision(page, elem)
+        except ValueError as exc:
+            raise ValueError(f"page {page.title!r}: bad revision ({exc})") from exc
+
+
 def page_from(elem: ET.Element, where: str) -> _Page:
     """A whole ``<page>`` element (from a multistream stream) as a page; ``where`` names the
     file and stream in errors."""
-    page = _Page(
-        title=_child_text(elem, "title"),
-        namespace=int(_child_text(elem, "ns") or 0),
-        page_id=int(_child_text(elem, "id") or 0),
-    )
-    if not page.title or not page.page_id:
+    page = _Page()
+    if not _identify(page, elem):
         raise SourceFormatError(f"{where}: a <page> without <title> or <id>")
     for child in elem:
-        tag = local(child.tag)
-        if tag == "redirect":
-            page.redirect_target = child.get("title", "")
-        elif tag == "revision":
-            try:
-                _revision(page, child)
-            except ValueError as exc:
-                raise SourceFormatError(
-                    f"{where}: page {page.title!r}: bad revision ({exc})"
-                ) from exc
+        try:
+            _take(page, child)
+        except ValueError as exc:
+            raise SourceFormatError(f"{where}: {exc}") from exc
     return page
 
 
@@ -145,19 +156,15 @@ def _pages(path: Path) -> Iterator[tuple[SiteInfo, _Page]]:
                 site = site_from(elem)
             elif tag == "title":
                 page.title = elem.text or ""
-            elif tag == "revision":
+            elif tag in ("revision", "redirect"):
                 try:
-                    _revision(page, elem)
+                    _take(page, elem)
                 except ValueError as exc:
-                    raise xml.fail(f"page {page.title!r}: bad revision ({exc})") from exc
-                elem.clear()
-            elif tag == "redirect":
-                page.redirect_target = elem.get("title", "")
+                    raise xml.fail(str(exc)) from exc
+                if tag == "revision":
+                    elem.clear()
             elif tag == "page":
-                page.title = _child_text(elem, "title")
-                page.namespace = int(_child_text(elem, "ns") or 0)
-                page.page_id = int(_child_text(elem, "id") or 0)
-                if not page.title or not page.page_id:
+                if not _identify(page, elem):
                     raise xml.fail("a <page> without <title> or <id> ends")
                 yield site, page
                 if root is not None:
