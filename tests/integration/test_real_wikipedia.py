@@ -10,13 +10,19 @@ the text, and a page whose source cites URLs has references with URLs.
 
 from __future__ import annotations
 
+import bz2
 import re
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
+from builders.drops import Drop
 from builders.wikigen.records import Article
+from builders.wikigen.select import check_content
+from pipelines.sources.multistream import StreamStats, candidate_pages, find_in_index
 from pipelines.sources.wiki_dump import iter_pages, read_dump
+from tests.support.multistream import split_export, write_multistream
 from tests.support.wheels import member
 
 pytestmark = pytest.mark.integration
@@ -130,3 +136,43 @@ def test_a_utf16_dump_in_another_language_is_read() -> None:
     assert len(articles) == 3
     assert articles[0].title == "Григориански календар"
     assert "календар" in articles[0].summary and not articles[0].fidelity.suspect
+
+
+AT = datetime(2026, 11, 1, tzinfo=UTC)
+"""One read time for reads that are compared."""
+
+
+def test_the_real_dump_repacked_as_multistream_reads_its_candidates_alone(
+    enwiki: Path, tmp_path: Path
+) -> None:
+    plain = tmp_path / "enwiki.xml"
+    plain.write_bytes(bz2.decompress(enwiki.read_bytes()))
+    header, pages = split_export(plain)
+    dump, index = tmp_path / "multistream.xml.bz2", tmp_path / "index.txt.bz2"
+    streams = write_multistream(header, pages, dump, index)
+    full = {a.title: a for a in read_dump(enwiki, skip_sections=[], read_at=AT)}
+    titles = ["Anarchism", "Albert Einstein", "Alabama", "Abraham Lincoln", "Aristotle"]
+    lookup = find_in_index(index, [*titles, "Not in this dump"])
+    stats = StreamStats()
+    found = read_dump(
+        dump, skip_sections=[], read_at=AT, pages=candidate_pages(dump, lookup, stats)
+    )
+    assert {a.title: a.to_row() for a in found} == {t: full[t].to_row() for t in titles}
+    assert lookup.missing == ["Not in this dump"]
+    assert stats.pages_read == len(titles)
+    assert stats.streams_read == len(lookup.streams) < streams
+
+
+def test_redirects_and_non_articles_of_the_real_dump_are_dropped_unparsed_as_the_rules_would(
+    enwiki: Path, params
+) -> None:
+    full = {a.title: a for a in read_dump(enwiki, skip_sections=[], read_at=AT)}
+    read = list(read_dump(enwiki, skip_sections=[], read_at=AT, cheap_rules_first=True))
+    unparsed = [d for d in read if isinstance(d, Drop)]
+    assert len(unparsed) >= 99  # the dump's 99 redirects at least
+    for drop in unparsed:
+        rejection = check_content(full[drop.item_id], params.wiki)
+        assert rejection is not None
+        assert (drop.reason, drop.detail) == (rejection.reason, rejection.detail)
+    kept = {a.title for a in read if isinstance(a, Article)}
+    assert kept == set(full) - {d.item_id for d in unparsed}
