@@ -28,21 +28,54 @@ def local_export(config: str, root: Path = EXPORT) -> Path | None:
     return root if (root / "README.md").is_file() and (root / config).is_dir() else None
 
 
-def load(config: str, revision: str | None = None, repo: str | None = None, **_: Any) -> Any:
+def load(
+    config: str,
+    revision: str | None = None,
+    repo: str | None = None,
+    cutoff: str | None = None,
+    **_: Any,
+) -> Any:
     """The ``DatasetDict`` of one config: from the export beside this file, else from ``repo``
-    at ``revision`` (the export's version tag). lm-eval calls it as ``custom_dataset`` with the
-    task's ``metadata`` and ``dataset_kwargs``."""
+    at ``revision`` (the export's version tag); with ``cutoff`` (an ISO date, a model's
+    knowledge cutoff), only rows whose event was created after it. lm-eval calls it as
+    ``custom_dataset`` with the task's ``metadata`` (``--metadata '{"cutoff": "2026-06-30"}'``)
+    and ``dataset_kwargs``."""
     import datasets  # the harness has it
 
     found = local_export(config)
     if found is not None:
-        return datasets.load_dataset(str(found), config)
-    if repo:
-        return datasets.load_dataset(repo, config, revision=revision)
-    raise FileNotFoundError(
-        f"config {config!r}: no export folder at {EXPORT} holds it and the task names no Hub "
-        "repository; run the task from the export's own lm_eval/ folder"
-    )
+        loaded = datasets.load_dataset(str(found), config)
+    elif repo:
+        loaded = datasets.load_dataset(repo, config, revision=revision)
+    else:
+        raise FileNotFoundError(
+            f"config {config!r}: no export folder at {EXPORT} holds it and the task names no "
+            "Hub repository; run the task from the export's own lm_eval/ folder"
+        )
+    return after_cutoff(loaded, cutoff) if cutoff else loaded
+
+
+def after_cutoff(dataset: Any, cutoff: str) -> Any:
+    """Rows of a ``Dataset`` or ``DatasetDict`` whose event was created after ``cutoff`` (an ISO
+    date or time, UTC): the items a model with that knowledge cutoff cannot have seen. Rows
+    without an event date are left out."""
+    from datetime import UTC, datetime
+
+    when = datetime.fromisoformat(cutoff)
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    if len(cutoff) <= 10:  # a day: everything created on it is on or before the cutoff
+        when = when.replace(hour=23, minute=59, second=59, microsecond=999999)
+
+    def fresh(row: Mapping[str, Any]) -> bool:
+        created = row.get("event_created_at")
+        if created is None:
+            return False
+        if created.tzinfo is None:
+            created = created.replace(tzinfo=UTC)
+        return bool(created > when)
+
+    return dataset.filter(fresh)
 
 
 def answers_of(doc: Mapping[str, Any]) -> list[str]:

@@ -76,9 +76,11 @@ def _task(
     keep: tuple[str, ...],
     score: Scorer,
     max_tokens: int,
+    cutoff: str | None = None,
 ) -> Task:
-    """A greedy task over one config's test split; ``keep`` are the columns the scorer reads."""
-    rows = harness.load(config, revision=revision, repo=repo)["test"]
+    """A greedy task over one config's test split (rows created after ``cutoff`` when given);
+    ``keep`` are the columns the scorer reads."""
+    rows = harness.load(config, revision=revision, repo=repo, cutoff=cutoff)["test"]
     samples = [
         Sample(
             id=f"{config}-{i}",
@@ -121,20 +123,28 @@ def rouge_l() -> Scorer:
 
 
 def lveval_task(
-    config: str, repo: str | None = None, revision: str | None = None, max_tokens: int = 64
+    config: str,
+    repo: str | None = None,
+    revision: str | None = None,
+    max_tokens: int = 64,
+    cutoff: str | None = None,
 ) -> Task:
     """One LV-Eval config: the baseline's prompt, greedy, scored with AK."""
-    prompt = harness.lveval_prompt
-    return _task(config, repo, revision, prompt, "answer", _LVEVAL_FIELDS, ak(), max_tokens)
+    prompt, keep = harness.lveval_prompt, _LVEVAL_FIELDS
+    return _task(config, repo, revision, prompt, "answer", keep, ak(), max_tokens, cutoff)
 
 
 def wikigen_task(
-    config: str, repo: str | None = None, revision: str | None = None, max_tokens: int = 1024
+    config: str,
+    repo: str | None = None,
+    revision: str | None = None,
+    max_tokens: int = 1024,
+    cutoff: str | None = None,
 ) -> Task:
     """WikiGenBench's entries, closed-book: the article from its title and outline."""
     keep = ("article", "event_id")
     prompt = harness.wikigen_prompt
-    return _task(config, repo, revision, prompt, "article", keep, rouge_l(), max_tokens)
+    return _task(config, repo, revision, prompt, "article", keep, rouge_l(), max_tokens, cutoff)
 
 
 def _pooled(key: str) -> Metric:
@@ -229,8 +239,8 @@ def summhay_task(
     revision: str | None = None,
     max_tokens: int = 1024,
     mode: MetricMode = "paper",
+    cutoff: str | None = None,
 ) -> Task:
     """SummHay's subtopics: a bullet summary of the haystack, judged per insight."""
-    keep = _SUMMHAY_FIELDS
-    score = summhay_judge(mode)
-    return _task(config, repo, revision, summhay_prompt, "reference", keep, score, max_tokens)
+    keep, score, prompt = _SUMMHAY_FIELDS, summhay_judge(mode), summhay_prompt
+    return _task(config, repo, revision, prompt, "reference", keep, score, max_tokens, cutoff)

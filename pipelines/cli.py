@@ -191,6 +191,54 @@ def publish(
         typer.echo(plan)
 
 
+@app.command("refresh")
+def refresh(
+    until: Annotated[
+        str, typer.Option("--until", help="The new window's last creation day (YYYY-MM-DD).")
+    ],
+    version: Annotated[
+        str | None,
+        typer.Option(help="The new release's version (default: the next calendar version)."),
+    ] = None,
+    items: Annotated[
+        str | None,
+        typer.Option(help="all: keep earlier items; new: publish only the items this adds."),
+    ] = None,
+    run: Annotated[
+        bool, typer.Option("--repro/--no-repro", help="Run `dvc repro` afterwards.")
+    ] = True,
+    params: ParamsOption = Path("params.yaml"),
+) -> None:
+    """Move the event window to UNTIL and build the next release with its changelog.
+
+    Keeps the current release's record under releases/<version>/, appends it to
+    publish.history, moves wiki.created_before, sets the next version and runs `dvc repro`.
+    Items already published keep their ids, splits and bytes.
+    """
+    from datetime import date
+
+    from pipelines.refresh import RefreshError, repro
+    from pipelines.refresh import refresh as run_refresh
+
+    def plan():
+        try:
+            day = date.fromisoformat(until)
+        except ValueError:
+            raise RefreshError(f"--until {until!r} is not a day such as 2026-12-31") from None
+        if items not in (None, "all", "new"):
+            raise RefreshError(f"--items {items!r}: choose all or new")
+        return run_refresh(params, day, version=version, items=items)  # type: ignore[arg-type]
+
+    done = _guarded(plan)
+    typer.echo(
+        f"refresh: {done.previous} (to {done.previous_until}) -> {done.version} (to "
+        f"{done.until}); kept {len(done.kept)} files under releases/{done.previous}/"
+    )
+    if run:
+        _guarded(lambda: repro(params.resolve().parent))
+        typer.echo(f"refresh: built {done.version}; see data/publish/*/CHANGELOG.md")
+
+
 @app.command("rehydrate")
 def rehydrate(
     folder: Annotated[Path, typer.Argument(help="An export published with documents: urls.")],

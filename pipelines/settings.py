@@ -7,8 +7,9 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import Field, ValidationError, create_model
+from pydantic import Field, ValidationError, create_model, model_validator
 
+from builders.releases import Release, check_history
 from builders.settings import Strict
 from pipelines.dag.table import RENAMED, SECTIONS, STAGES
 from pipelines.errors import ParamsError
@@ -24,6 +25,21 @@ class ParamsBase(Strict):
         r: RetrievalSettings = self.retrieval  # type: ignore[attr-defined]
         model = self.embed.model  # type: ignore[attr-defined]
         return r if r.dense_model else r.model_copy(update={"dense_model": model})
+
+    def releases(self) -> list[Release]:
+        """``publish.history``, then the current release (``publish.version``, covering up to
+        ``wiki.created_before``)."""
+        publish, wiki = self.publish, self.wiki  # type: ignore[attr-defined]
+        current = Release(publish.version, wiki.created_before)
+        return [h.release() for h in publish.history] + [current]
+
+    @model_validator(mode="after")
+    def _history_in_order(self) -> ParamsBase:
+        try:
+            check_history(self.releases())
+        except ValueError as exc:
+            raise ValueError(f"publish.history with the current release: {exc}") from None
+        return self
 
 
 def _field(model: type[Strict]) -> tuple[type[Strict], Any]:

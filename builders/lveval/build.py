@@ -35,8 +35,10 @@ def records(
     seed: int,
     tolerance: float,
     copies: int = 1,
+    pool_until: str = "",
 ) -> Iterator[dict[str, Any]]:
-    """The four variant rows of ``prepared`` at ``level`` (``words`` long)."""
+    """The four variant rows of ``prepared`` at ``level`` (``words`` long), their distractors
+    drawn from ``corpus`` (the pool of events created up to ``pool_until``)."""
     item = prepared.item
     rng = random.Random(f"{seed}:{item.qa_id}:{level}")
     reserve = copies * sum(length(f, item.language) for f in prepared.facts)
@@ -78,4 +80,5 @@ def records(
             ]
             if rewrite
             else [],
+            "pool_until": pool_until,
         }

@@ -63,14 +63,26 @@ def alternative(value: str, rng: random.Random, names: Sequence[str]) -> str | N
         return re.sub(rf"\b{months[0]}\b", other, value)
     if _NUMBER.search(value):
         return _NUMBER.sub(lambda m: _scale(m[0], rng), value)
-    if _NAME.fullmatch(value.strip()):
-        words = set(value.lower().split())
-        size = len(value.split())
-        options = [
-            n for n in names if len(n.split()) == size and not words & set(n.lower().split())
-        ]
-        return rng.choice(options[:200]) if options else None
-    return None
+    options = name_options(value, names)
+    return rng.choice(options) if options else None
+
+
+def name_options(value: str, names: Sequence[str], limit: int = 200) -> list[str]:
+    """Up to ``limit`` names of ``names`` that could stand in for the name ``value``: as many
+    words, none shared (empty when ``value`` is not a name)."""
+    if not _NAME.fullmatch(value.strip()):
+        return []
+    words = set(value.lower().split())
+    size = len(value.split())
+    options = [n for n in names if len(n.split()) == size and not words & set(n.lower().split())]
+    return options[:limit]
+
+
+def swap_names(item: QAItem, names: Sequence[str], limit: int = 20) -> list[str]:
+    """The names a confusing fact for ``item`` may swap in for its answer, from the pool's
+    ``names``: shown in the ask, so the answer depends on nothing outside it."""
+    found = answer_sentence(item)
+    return name_options(found[1], names, limit) if found else []
 
 
 def answer_sentence(item: QAItem) -> tuple[str, str] | None:

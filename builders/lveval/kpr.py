@@ -71,13 +71,19 @@ def invent(orig: str, seed: int, taken: set[str]) -> str:
     raise ValueError(f"no free replacement name for {orig!r}")
 
 
-def propose(
-    item: QAItem, seed: int, lower_words: set[str], taken: set[str], max_rules: int
-) -> list[Rule]:
-    """Rules for ``item``: its question's and answers' names first, then its evidence's."""
+def item_names(item: QAItem, lower_words: set[str]) -> list[str]:
+    """The proper names of ``item``: its question's and answers' first, then its evidence's."""
+    return names([item.question, *item.answers, *(e.text for e in item.evidence)], lower_words)
+
+
+def propose(item: QAItem, found: Sequence[str], seed: int, max_rules: int) -> list[Rule]:
+    """Rules replacing the first ``max_rules`` of ``found`` (the item's proper names) with
+    invented names that occur nowhere in the item's own text; clashes with the rest of the
+    corpus are left to :func:`problems`."""
     texts = [item.question, *item.answers, *(e.text for e in item.evidence)]
+    taken = {w.lower() for text in texts for w in _WORD.findall(text)}
     rules = []
-    for orig in names(texts, lower_words)[:max_rules]:
+    for orig in found[:max_rules]:
         repl = invent(orig, seed, taken)
         taken.add(repl.lower())
         rules.append(Rule(orig, repl, item.qa_id))

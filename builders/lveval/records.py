@@ -191,6 +191,8 @@ RECORD_SCHEMA = pa.schema(
         pa.field("evidence_positions", pa.list_(_POSITION)),
         pa.field("confusing_fact_positions", pa.list_(_POSITION)),
         pa.field("replacement_rules", pa.list_(_RULE)),
+        # distractors came from the events created up to this day (the item's first release)
+        pa.field("pool_until", pa.string()),
     ]
 )
 

@@ -170,22 +170,22 @@ def _item(v: Mapping[str, Any]) -> QAItem:
     return QAItem(v["qa_id"], "", "en", "", 1, v["question"], tuple(v["answers"]), "", evidence)
 
 
-def fact_responder(names: Sequence[str], seed: int) -> Any:
-    """``lveval/confusing_fact``: the rule-based perturbation (``{"fact": ""}`` when none)."""
+def fact_responder(seed: int) -> Any:
+    """``lveval/confusing_fact``: the rule-based perturbation, swapping in one of the names the
+    ask lists (``{"fact": ""}`` when none fits)."""
 
     def fact(v: Mapping[str, Any]) -> str:
         rng = random.Random(f"{seed}:{v['qa_id']}:cfi")
-        return json.dumps({"fact": cfi.perturb(_item(v), rng, names) or ""})
+        return json.dumps({"fact": cfi.perturb(_item(v), rng, v.get("names") or []) or ""})
 
     return fact
 
 
-def rules_responder(lower_words: set[str], taken: set[str], seed: int) -> Any:
-    """``lveval/keywords``: the seeded name generator over the item's proper names."""
+def rules_responder(seed: int) -> Any:
+    """``lveval/keywords``: the seeded name generator over the names the ask lists."""
 
     def rules(v: Mapping[str, Any]) -> str:
-        item = _item(v)
-        proposed = kpr.propose(item, seed, lower_words, set(taken), v["max_rules"])
+        proposed = kpr.propose(_item(v), v.get("names") or [], seed, v["max_rules"])
         return json.dumps({"rules": [{"orig": r.orig, "repl": r.repl} for r in proposed]})
 
     return rules
@@ -217,13 +217,12 @@ def answer_responders() -> dict[str, Any]:
     return {"lveval/answer": answer}
 
 
-def responders(
-    names: Sequence[str], lower_words: set[str], taken: set[str], seed: int
-) -> dict[str, Any]:
-    """Every LV-Eval prompt's template responder."""
+def responders(seed: int) -> dict[str, Any]:
+    """Every LV-Eval prompt's template responder: each answers from its ask's variables (and
+    the stage's seed) alone."""
     return {
         "lveval/questions": questions,
-        "lveval/confusing_fact": fact_responder(names, seed),
-        "lveval/keywords": rules_responder(lower_words, taken, seed),
+        "lveval/confusing_fact": fact_responder(seed),
+        "lveval/keywords": rules_responder(seed),
         **answer_responders(),
     }

@@ -16,7 +16,7 @@ A citation number outside the documents shown is kept and counts as not entailin
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from builders.text import sentences
@@ -54,6 +54,17 @@ def sections(article: str) -> list[tuple[str, str]]:
         heading, start = (match[1] or match[2]).strip(), match.end()
     out.append((heading, article[start:]))
     return [(h, b.strip()) for h, b in out if b.strip() or h]
+
+
+def has_sentences(article: str) -> bool:
+    """Whether any section of ``article`` holds a sentence (a bare heading does not)."""
+    return any(sentences(body) for _, body in sections(article))
+
+
+def reference_article(summary: str, section_texts: Iterable[str]) -> str:
+    """The reference text a generated article is scored against (ROUGE-L): the lead, then
+    every section's text, paragraphs apart."""
+    return "\n\n".join([summary, *section_texts]).strip()
 
 
 def claims(body: str, section: str, documents: Sequence[str]) -> list[Claim]:

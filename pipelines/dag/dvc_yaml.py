@@ -41,7 +41,9 @@ def prompt_dep(prompt: str, root: Path) -> str:
 def params_of(stage: Stage) -> list[str]:
     """Its own ``params.yaml`` key, then the keys of what it uses and the other keys it reads."""
     keys = [stage.name, *(k for use in stage.uses for k in SHARED[use].params), *stage.params]
-    return list(dict.fromkeys(keys))
+    keys = list(dict.fromkeys(keys))
+    # a key inside another listed one (publish.history under publish) is already tracked
+    return [k for k in keys if not any(k.startswith(f"{other}.") for other in keys)]
 
 
 def stage_entry(stage: Stage, root: Path) -> dict[str, Any]:

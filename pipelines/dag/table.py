@@ -14,6 +14,7 @@ from builders.summhay.settings import SummhaySettings
 from builders.wikigen.settings import WikigenSettings
 from pipelines.dag.spec import Input, Plot, Shared, Stage
 from pipelines.embed.settings import ChunkSettings, EmbedSettings
+from pipelines.evaluation.contamination_settings import ContaminationSettings
 from pipelines.evaluation.settings import LVEvalBaselines, SummhayBaselines, WikigenBaselines
 from pipelines.llm.settings import LLMSettings
 from pipelines.publish.registry import DATASETS
@@ -32,6 +33,13 @@ SHARED: dict[str, Shared] = {
     # the dense retriever follows embed.model unless retrieval.dense_model names one
     "retrieval": Shared(lambda p, where: p.resolved_retrieval(), ("retrieval", "embed.model")),
     "embed_cache": Shared(lambda p, where: p.embed.cache),
+    # AK as the lveval baselines score it (its mode and per-language thresholds)
+    "ak": Shared(
+        lambda p, where: p.lveval_baselines,
+        ("lveval_baselines.metric_mode", "lveval_baselines.ak_thresholds"),
+    ),
+    # an item's first release follows from the release windows (not their versions)
+    "releases": Shared(lambda p, where: p.releases(), ("publish.history", "wiki.created_before")),
     "root": Shared(lambda p, where: where.root),
     "params_file": Shared(lambda p, where: where.params_file),
     "data": Shared(lambda p, where: where.data),
@@ -145,7 +153,7 @@ _STAGES = (
             "lveval/confusing_fact.j2",
             "lveval/keywords.j2",
         ),
-        uses=("llm", "root"),
+        uses=("llm", "root", "releases"),
     ),
     Stage(
         "lveval_baselines",
@@ -185,6 +193,31 @@ _STAGES = (
         prompts=("reask.j2", "wikigen"),
         uses=("llm", "retrieval", "embed_cache"),
     ),
+    Stage(
+        "contamination",
+        "Contamination probe: the configured model answers every LV-Eval question and writes "
+        "every WikiGenBench article closed-book, scored with the baselines' metrics; flagged "
+        "shares before and after the declared knowledge cutoff.",
+        ContaminationSettings,
+        "pipelines.stages.contamination:run_contamination",
+        inputs=(
+            Input(
+                "qa",
+                "lveval",
+                "qa.parquet",
+                "The LV-Eval QA items.",
+                needed=lambda s: "lveval" in s.datasets,
+            ),
+            replace(
+                ENTRIES,
+                help="The WikiGenBench entries: titles, reference articles, creation dates.",
+            ),
+        ),
+        outs=("items.parquet",),
+        metrics=("contamination.json", "stats.json"),
+        prompts=("reask.j2", "lveval/answer.j2", "wikigen/rr.j2"),
+        uses=("llm", "ak"),
+    ),
 )
 
 
@@ -204,6 +237,7 @@ def _publish(stages: tuple[Stage, ...]) -> Stage:
     """The publish stage: its inputs and params come from the dataset registry."""
     reads = [p for spec in DATASETS.values() for p in spec.reads()]
     reads += [p for spec in DATASETS.values() for s in spec.statistics for p in NAMED[s].sources]
+    reads += [f"{s.name}/stats.json" for s in stages]  # what each run did, for the changelog
     inputs = tuple(dict.fromkeys(_producer(p, stages) for p in reads))
     params = tuple(dict.fromkeys(k for spec in DATASETS.values() for k in spec.params))
     return Stage(
@@ -214,8 +248,9 @@ def _publish(stages: tuple[Stage, ...]) -> Stage:
         inputs=inputs,
         outs=tuple(DATASETS),
         params=params,
-        uses=("data", "root", "params_file"),
-        data_deps=("cards", "benchsmith_scoring"),  # the scorers every export ships
+        uses=("data", "root", "params_file", "releases"),
+        # the scorers every export ships; earlier releases' records (benchsmith refresh)
+        data_deps=("cards", "benchsmith_scoring", "releases"),
     )
 
 

@@ -28,15 +28,16 @@ from pydantic import BaseModel
 
 from benchsmith_scoring.leval.metrics import rouge
 from builders.ranking import fill_context
-from builders.text import sentences, specific_tokens
+from builders.text import specific_tokens
 from builders.wikigen.generation import (
     Claim,
     article_claims,
     citation_scores,
     claims,
+    has_sentences,
     outline,
+    reference_article,
 )
-from builders.wikigen.generation import sections as article_sections
 from builders.wikigen.records import Entry
 from pipelines.embed.records import Chunk
 from pipelines.errors import MissingInputError
@@ -98,10 +99,8 @@ def read_entries(
             TokenChunk(c.chunk_id, c.document_id, c.text, n)
             for c, n in zip(mine, counts, strict=True)
         ]
-        reference = "\n\n".join([entry.summary, *(s.text for s in entry.sections)])
-        out.append(
-            EntryChunks(entry.event_id, entry.title, entry.split, reference.strip(), tuple(chunks))
-        )
+        reference = reference_article(entry.summary, (s.text for s in entry.sections))
+        out.append(EntryChunks(entry.event_id, entry.title, entry.split, reference, tuple(chunks)))
     return out
 
 
@@ -141,8 +140,7 @@ def _documents(chunks: Sequence[TokenChunk]) -> list[dict[str, Any]]:
 
 
 def _has_sentences(answer: TextAnswer) -> str | None:
-    written = any(sentences(body) for _, body in article_sections(answer.text))
-    return None if written else "the article has no sentences"
+    return None if has_sentences(answer.text) else "the article has no sentences"
 
 
 def _has_outline(limit: int) -> Callable[[TextAnswer], str | None]:

@@ -124,7 +124,7 @@ class LLMClient:
 
             backend = OpenAIBackend(settings)
         else:
-            backend = TemplateBackend(responders or {})
+            backend = TemplateBackend(responders or {}, cacheable=settings.cache_template)
         return cls(settings, backend, cache=ResponseCache(settings.cache), prompts=prompts)
 
     def request(

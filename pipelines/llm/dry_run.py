@@ -97,7 +97,7 @@ class DryRunBackend(Backend):
     ):
         self.name = settings.backend
         self.model = settings.model if settings.backend == "openai" else "template"
-        self.cacheable = settings.backend != "template"
+        self.cacheable = settings.backend != "template" or settings.cache_template
         self._answers = TemplateBackend(responders)
         self._run = run
         self._means = dict(means)

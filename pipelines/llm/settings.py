@@ -99,6 +99,13 @@ class LLMSettings(Strict):
             "`dvc repro` and a rebuild asks only new questions."
         ),
     )
+    cache_template: bool = Field(
+        False,
+        description=(
+            "Cache the template backend's answers too, as a real model's are: a rebuild then "
+            "shows which asks are new (each responder answers from its ask alone)."
+        ),
+    )
     input_cost_per_mtok: float = Field(
         0.0, ge=0, description="Price of a million prompt tokens, for the cost estimate (USD)."
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -126,6 +127,10 @@ class CardInputs:
     """The lm-evaluation-harness groups written to ``lm_eval/`` (the dataset's own first)."""
     inspect_tasks: bool = False
     """Whether ``inspect/tasks.py`` was written."""
+    changes: str = ""
+    """This release's changelog section (Markdown, ``##`` headings), '' when none."""
+    contamination: str = ""
+    """The contamination probe's section (Markdown), '' when the dataset is not probed."""
 
 
 def size_category(rows: int) -> str:
@@ -254,6 +259,8 @@ def render_card(inputs: CardInputs, templates: Path) -> DatasetCard:
             eval_tasks=evaluated_configs(inputs.configs),
             lm_eval_groups=inputs.lm_eval_groups,
             inspect_tasks=inputs.inspect_tasks,
+            changes=re.sub(r"^(#+) ", r"#\1 ", inputs.changes, flags=re.M),
+            contamination=inputs.contamination,
             lm_eval_configs=[c.name for c in harnessed],
             inspect_requires=" ".join(dict.fromkeys(r for h in harnesses for r in h.requires)),
             lm_eval_metrics=", ".join(

@@ -8,6 +8,8 @@ nested fields and fixed-length vectors load with the declared types), in row gro
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -22,6 +24,7 @@ from datasets import Features
 from datasets.table import table_cast
 
 from pipelines.errors import BenchsmithError, MissingInputError
+from pipelines.publish.dating import Dating
 from pipelines.publish.registry import ConfigSpec, DatasetSpec
 from pipelines.publish.views import VIEWS, View
 
@@ -61,6 +64,8 @@ class ExportedConfig:
     word_lengths: list[int] = field(default_factory=list)
     group: str | None = None
     """The ``group_by`` value the config holds (an LV-Eval variant), if grouped."""
+    items: dict[str, tuple[str, str]] = field(default_factory=dict)
+    """Item id (``spec.ids``) -> its split and the digest of its published row."""
 
     @property
     def rows(self) -> int:
@@ -123,17 +128,18 @@ def export_config(
     url_only: bool,
     shard_bytes: int,
     group_bytes: int = ROW_GROUP_BYTES,
+    dating: Dating | None = None,
 ) -> ExportedConfig:
-    """Write one config's shards under ``out/<name>/`` and return what was written."""
+    """Write one config's shards under ``out/<name>/`` and return what was written; with
+    ``dating``, every row gains its event's dates and first release."""
     folder = out / name
     folder.mkdir(parents=True, exist_ok=True)
     joined = _join_table(spec, data)
-    batches = _transformed(spec, source, group_value, splits_of, joined, url_only)
+    rows = _Rows(spec, group_value, splits_of, joined, url_only, dating, data)
+    batches = _transformed(rows, source)
     first = next(batches, None)
     if first is None:  # no rows: an empty shard still declares the schema
-        empty = _transform(
-            spec, _read_schema(source).empty_table(), group_value, splits_of, joined, url_only
-        )
+        empty = rows.transform(_read_schema(source).empty_table())
         first = pa.RecordBatch.from_pylist([], schema=empty.schema)
     features = Features.from_arrow_schema(
         first.schema.remove(first.schema.get_field_index("_split"))
@@ -141,11 +147,14 @@ def export_config(
     schema = features.arrow_schema
     writers: dict[str, _ShardWriter] = {}
     lengths: list[int] = []
+    items: dict[str, tuple[str, str]] = {}
     for batch in chain([first], batches):
         split_column = batch.column("_split")
         table = pa.Table.from_batches([batch]).drop_columns(["_split"])
         if spec.text_column:
             lengths.extend(word_lengths(table, spec.text_column))
+        if spec.ids:
+            items.update(item_digests(table, spec.ids, split_column.to_pylist()))
         for split in pc.unique(split_column).to_pylist() or [spec.split]:
             rows = table.filter(pc.equal(split_column, split)) if len(split_column) else table
             if split not in writers:
@@ -158,7 +167,19 @@ def export_config(
             writers[split].write(_cast(rows, schema, source, name))
     splits = {split: writer.close() for split, writer in sorted(writers.items())}
     group = None if group_value is None else str(group_value)
-    return ExportedConfig(name, spec, source, features, splits, lengths, group)
+    return ExportedConfig(name, spec, source, features, splits, lengths, group, items)
+
+
+def item_digests(
+    table: pa.Table, ids: tuple[str, ...], splits: list[str]
+) -> dict[str, tuple[str, str]]:
+    """Item id (the ``ids`` columns joined by ``/``) -> its split and a digest of its row."""
+    out = {}
+    for row, split in zip(table.to_pylist(), splits, strict=True):
+        key = "/".join(str(row[c]) for c in ids)
+        text = json.dumps(row, sort_keys=True, default=str, ensure_ascii=False)
+        out[key] = (split, hashlib.sha256(text.encode()).hexdigest()[:16])
+    return out
 
 
 def _read_schema(path: Path) -> pa.Schema:
@@ -174,36 +195,38 @@ def _join_table(spec: ConfigSpec, data: Path) -> pa.Table | None:
     return pq.read_table(path, columns=[spec.join.key, *spec.join.columns])
 
 
-def _transformed(
-    spec: ConfigSpec,
-    source: Path,
-    group_value: object,
-    splits_of: dict[str, str],
-    joined: pa.Table | None,
-    url_only: bool,
-) -> Iterator[pa.RecordBatch]:
+def _transformed(rows: _Rows, source: Path) -> Iterator[pa.RecordBatch]:
     try:
         reader = pq.ParquetFile(source)
     except (OSError, pa.ArrowInvalid) as exc:
         raise PublishError(f"{source}: not a readable Parquet file: {exc}") from exc
     for batch in reader.iter_batches(batch_size=BATCH_ROWS):
-        table = _transform(
-            spec, pa.Table.from_batches([batch]), group_value, splits_of, joined, url_only
-        )
+        table = rows.transform(pa.Table.from_batches([batch]))
         if table.num_rows:
             yield from table.combine_chunks().to_batches()
 
 
-def _transform(
-    spec: ConfigSpec,
-    table: pa.Table,
-    group_value: object,
-    splits_of: dict[str, str],
-    joined: pa.Table | None,
-    url_only: bool,
-) -> pa.Table:
-    """View, join, filter, assign splits (column ``_split``), drop, redact and rename columns of
-    one batch."""
+@dataclass
+class _Rows:
+    """What turns one config's source batches into published rows."""
+
+    spec: ConfigSpec
+    group_value: object
+    splits_of: dict[str, str]
+    joined: pa.Table | None
+    url_only: bool
+    dating: Dating | None
+    data: Path
+
+    def transform(self, table: pa.Table) -> pa.Table:
+        """One batch, through :func:`_transform`."""
+        return _transform(self, table)
+
+
+def _transform(rows: _Rows, table: pa.Table) -> pa.Table:
+    """View, join, filter, date, assign splits (column ``_split``), drop, redact and rename
+    columns of one batch."""
+    spec, joined = rows.spec, rows.joined
     table = table.replace_schema_metadata(None)
     if spec.view is not None:
         table = _view(spec)(table)
@@ -217,11 +240,13 @@ def _transform(
     for column, value in spec.where:
         table = table.filter(pc.equal(_column(table, column, spec), value))
     if spec.group_by is not None:
-        table = table.filter(pc.equal(_column(table, spec.group_by, spec), group_value))
-    table = table.append_column("_split", _splits(table, spec, splits_of))
+        table = table.filter(pc.equal(_column(table, spec.group_by, spec), rows.group_value))
+    if rows.dating is not None:
+        table = rows.dating.add_columns(table, spec, rows.data)
+    table = table.append_column("_split", _splits(table, spec, rows.splits_of))
     for column in spec.drop:
         table = table.drop_columns([column]) if column in table.column_names else table
-    if url_only:
+    if rows.url_only:
         for path in spec.url_only_drop:
             table = drop_path(table, path)
     for column in spec.vectors:

@@ -18,6 +18,16 @@ class Join:
 
 
 @dataclass(frozen=True)
+class Dated:
+    """How a config's rows reach their event, for the dating columns (``pipelines.publish.
+    dating``): the column ``key`` holds the event id (a SummHay ``source`` may prefix it with
+    ``event:``), or ``via`` maps it to a column that does."""
+
+    key: str
+    via: Join | None = None
+
+
+@dataclass(frozen=True)
 class InspectTask:
     """How ``eval.yaml`` has Inspect AI run a task config: the columns of its ``field_spec``, a
     ``prompt_template`` (``{prompt}`` is ``input``; ``{column}`` any ``metadata`` column),
@@ -93,6 +103,10 @@ class ConfigSpec:
     """The config's task in ``eval.yaml`` (task configs only)."""
     harness: HarnessTask | None = None
     """The config's lm-evaluation-harness task, scored by the shipped scorers."""
+    dated: Dated | None = None
+    """How its rows reach their event: they gain event_created_at, event_date, first_release."""
+    ids: tuple[str, ...] = ()
+    """The columns that name an item: the release record and changelog follow items by them."""
 
 
 @dataclass(frozen=True)
@@ -150,6 +164,8 @@ class DatasetSpec:
     """``(which text, its terms)`` for every source of text; written to the card and LICENSE.md."""
     scoring_example: str = ""
     """Python lines calling the shipped scorer on one row, for the card's Evaluate section."""
+    contamination: bool = False
+    """Whether the card reports the contamination probe (its items are probed closed-book)."""
     web_text_inside: str = ""
     """Why the dataset's own text holds web document text that URL-only mode cannot strip
     ('' when it holds none); such a dataset is refused with ``publish.documents: urls``."""
@@ -159,11 +175,15 @@ class DatasetSpec:
         (its statistics name theirs); each is ``<stage>/<path in that stage's folder>``."""
         paths = [c.source for c in self.configs]
         paths += [c.join.source for c in self.configs if c.join]
+        paths += [c.dated.via.source for c in self.configs if c.dated and c.dated.via]
+        paths += [ENTRIES] if any(c.dated for c in self.configs) else []  # the events' dates
+        paths += [CONTAMINATION] if self.contamination else []
         paths += [self.split_index[0]] if self.split_index else []
         return [*paths, *self.baselines, *(p.source for p in self.plots)]
 
 
 ENTRIES = "wikigen/entries.parquet"
+CONTAMINATION = "contamination/contamination.json"
 LVEVAL_TASK = InspectTask(
     input="question",
     target="answer",
@@ -261,6 +281,8 @@ DATASETS: dict[str, DatasetSpec] = {
                     task=True,
                     inspect=WIKIGEN_TASK,
                     harness=WIKIGEN_HARNESS,
+                    dated=Dated("event_id"),
+                    ids=("event_id",),
                 ),
                 ConfigSpec(
                     "documents",
@@ -270,6 +292,8 @@ DATASETS: dict[str, DatasetSpec] = {
                     split_key="event_id",
                     url_only_drop=("text", "snippet"),
                     text_column="text",
+                    dated=Dated("event_id"),
+                    ids=("doc_id",),
                 ),
                 ConfigSpec(
                     "chunks",
@@ -280,6 +304,8 @@ DATASETS: dict[str, DatasetSpec] = {
                     drop=("corpus",),
                     url_only_drop=("text",),
                     text_column="text",
+                    dated=Dated("entry_id"),
+                    ids=("chunk_id",),
                 ),
                 ConfigSpec(
                     "embeddings_{value}",
@@ -292,6 +318,8 @@ DATASETS: dict[str, DatasetSpec] = {
                     vectors=("vector",),
                     drop=("corpus",),
                     optional=True,
+                    dated=Dated("entry_id"),
+                    ids=("chunk_id",),
                 ),
             ),
             license="other",
@@ -326,6 +354,7 @@ DATASETS: dict[str, DatasetSpec] = {
             statistics=("documents_per_entry", "crawl_outcomes", "wiki_rejections"),
             baselines=("wikigen_baselines/wikigen.json",),
             citations=("wikigenbench",),
+            contamination=True,
             scoring_example=(
                 "from benchsmith_scoring.leval.metrics import rouge\n"
                 'rouge(generated, row["article"], stem=True).rougeL  # WikiGenBench\'s ROUGE-L\n'
@@ -351,6 +380,8 @@ DATASETS: dict[str, DatasetSpec] = {
                     task=True,
                     inspect=SUMMHAY_TASK,
                     harness=SUMMHAY_HARNESS,
+                    dated=Dated("source"),
+                    ids=("topic_id", "subtopic_id"),
                 ),
                 ConfigSpec(
                     "haystacks",
@@ -358,6 +389,8 @@ DATASETS: dict[str, DatasetSpec] = {
                     "One haystack per topic: subtopics, insights with their gold documents, and "
                     "the documents that repeat them.",
                     text_column="documents.text",
+                    dated=Dated("source"),
+                    ids=("topic_id",),
                 ),
             ),
             license="other",
@@ -405,12 +438,16 @@ DATASETS: dict[str, DatasetSpec] = {
                     task=True,
                     inspect=LVEVAL_TASK,
                     harness=LVEVAL_HARNESS,
+                    dated=Dated("qa_id", Join("lveval/qa.parquet", "qa_id", ("source",))),
+                    ids=("qa_id",),
                 ),
                 ConfigSpec(
                     "qa",
                     "lveval/qa.parquet",
                     "The QA items themselves, with their evidence, before any context is built.",
                     first_of=(("answer", "answers"),),
+                    dated=Dated("source"),
+                    ids=("qa_id",),
                 ),
             ),
             license="other",
@@ -441,6 +478,7 @@ DATASETS: dict[str, DatasetSpec] = {
                 ),
             ),
             citations=("lveval", "leval"),
+            contamination=True,
             scoring_example=(
                 "from benchsmith_scoring.lveval import ak_score\n"
                 'ak_score(prediction, row["answers"], row["answer_keywords"],\n'

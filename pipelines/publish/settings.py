@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from datetime import date
 from pathlib import Path
 from typing import Literal
 
@@ -14,12 +15,38 @@ from pydantic import (
     model_validator,
 )
 
+from builders.releases import Release
 from builders.settings import Strict
 from pipelines.paths import ProjectPath
 
 VERSION = re.compile(r"^\d+(\.\d+){1,3}([.-]?(a|b|rc|dev|pre)\.?\d*)?$")
 """Calendar or semantic versions with an optional pre-release: 2026.11.0, 2026.11.0rc1, 1.2.0."""
 REPO_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}$")
+
+
+def _check_version(value: str) -> str:
+    if not VERSION.match(value):
+        raise ValueError(
+            f"{value!r} is not a version such as 2026.11.0 or 2026.11.0rc1 (digits and dots, "
+            "with an optional a/b/rc/dev suffix)"
+        )
+    return value
+
+
+class EarlierRelease(Strict):
+    """A release before the current one: its version and the last creation day it covered."""
+
+    version: str = Field(description="The release's version (its Hub tag).")
+    until: date = Field(description="Its window's last creation day (wiki.created_before then).")
+
+    @field_validator("version")
+    @classmethod
+    def _version(cls, value: str) -> str:
+        return _check_version(value)
+
+    def release(self) -> Release:
+        """As a :class:`~builders.releases.Release`."""
+        return Release(self.version, self.until)
 
 
 class PublishSettings(Strict):
@@ -32,6 +59,20 @@ class PublishSettings(Strict):
     version: str = Field(
         "2026.11.0",
         description="Written into the card; becomes the Hub tag (e.g. 2026.11.0, 2026.11.0rc1).",
+    )
+    history: list[EarlierRelease] = Field(
+        default_factory=list,
+        description=(
+            "Earlier releases, oldest first (`benchsmith refresh` appends the current one): "
+            "every item's first_release and LV-Eval's distractor pools follow from them."
+        ),
+    )
+    items: Literal["all", "new"] = Field(
+        "all",
+        description=(
+            "all: every item of the window, earlier ones with their first release; new: only "
+            "the items this release adds."
+        ),
     )
     namespace: str | None = Field(
         None, description="Hub user or organisation; repositories are <namespace>/<name>."
@@ -63,12 +104,7 @@ class PublishSettings(Strict):
     @field_validator("version")
     @classmethod
     def _version(cls, value: str) -> str:
-        if not VERSION.match(value):
-            raise ValueError(
-                f"{value!r} is not a version such as 2026.11.0 or 2026.11.0rc1 (digits and dots, "
-                "with an optional a/b/rc/dev suffix)"
-            )
-        return value
+        return _check_version(value)
 
     @field_validator("datasets")
     @classmethod

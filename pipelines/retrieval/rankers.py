@@ -7,8 +7,10 @@ so a rerun embeds only texts it has not seen.
 
 from __future__ import annotations
 
+import hashlib
 import random
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -53,6 +55,14 @@ class CachedDense:
         return [float(self.vectors[t] @ q) for t in texts]
 
 
+def random_scores(query: str, texts: list[str], *, seed: int) -> list[float]:
+    """Random scores seeded by the query and its candidates, so a ranking never depends on what
+    else was ranked before it (a refresh adding items leaves old items' rankings alone)."""
+    digest = hashlib.sha256("\x00".join([query, *texts]).encode()).hexdigest()[:16]
+    rng = random.Random(f"{seed}:{digest}")
+    return [rng.random() for _ in texts]
+
+
 def rankers(
     names: Sequence[str], seed: int, dense_model: str | None, cache: Path | None = None
 ) -> dict[str, Ranker]:
@@ -61,8 +71,7 @@ def rankers(
     out: dict[str, Ranker] = {}
     for name in names:
         if name == "random":
-            rng = random.Random(seed)
-            out[name] = lambda q, texts, rng=rng: [rng.random() for _ in texts]
+            out[name] = partial(random_scores, seed=seed)
         elif name == "keywords":
             from builders.ranking import keyword_scores
 

@@ -16,20 +16,23 @@ from __future__ import annotations
 import json
 import shutil
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 
 import pyarrow.parquet as pq
 
 from builders.drops import DROP_SCHEMA, DROPS
 from builders.leval.export import leval_line
-from builders.lveval import cfi, kpr
+from builders.lveval import kpr
 from builders.lveval.build import records
-from builders.lveval.contexts import Corpus, level_words
+from builders.lveval.contexts import level_words
 from builders.lveval.official import write_official
 from builders.lveval.passages import corpus as entry_corpus
+from builders.lveval.pools import Pools
 from builders.lveval.records import QA_SCHEMA, RECORD_SCHEMA, Passage
 from builders.lveval.settings import LVEvalSettings
 from builders.lveval.template import responders
+from builders.releases import Release, day_of
 from pipelines.errors import MissingInputError, ParamsError
 from pipelines.llm import LLMClient, LLMSettings
 from pipelines.outputs import TableWriter
@@ -73,8 +76,11 @@ def run_lveval(
     out: Path,
     llm: LLMSettings,
     root: Path = Path("."),
+    releases: Sequence[Release] = (),
 ) -> StageStats:
-    """Build every item at every level and variant, and write the outputs atomically."""
+    """Build every item at every level and variant, and write the outputs atomically. Each
+    item's distractors come from the events created by its first release of ``releases``
+    (every passage when none are given)."""
     with stage_run("lveval", out) as run:
         built = Built()
         passages: list[Passage] = []
@@ -89,17 +95,19 @@ def run_lveval(
             built.items += items
             passages += own
             built.drops += drops
-        pool = Corpus(passages)
-        words, lower = kpr.vocabulary(p.text for p in passages)
-        names = cfi.name_pool(p.text for p in passages)
-        client = LLMClient.from_settings(
-            llm, responders=responders(names, lower, words, settings.seed)
-        )
+        days = {e["event_id"]: day_of(e["created_at"]) for e in events if e.get("created_at")}
+        pools = Pools(passages, days, releases)
+        client = LLMClient.from_settings(llm, responders=responders(settings.seed))
         if events:
             event_questions(client, events, settings, built)
         sizes = {label: level_words(label) for label in settings.levels}
-        prepare(client, pool, settings, words, reviewed_rules(settings, root), max(sizes.values()),
+        prepare(client, pools, settings, reviewed_rules(settings, root), max(sizes.values()),
                 built)  # fmt: skip
+        # which pool every item drew from: its first release's last creation day
+        run.extra["pools"] = {
+            str(pool.until): {"items": n, "passages": len(pool.passages)}
+            for pool, n in Counter(pools.of(p.item) for p in built.prepared).items()
+        }
 
         lengths: dict[str, list[int]] = {}
         run.client = client
@@ -134,14 +142,16 @@ def run_lveval(
                     (scratch / LEVAL / f"{name}.jsonl").open("w", encoding="utf-8") as leval,
                 ):
                     for prepared in progress_iter(mine, f"lveval: {name}"):
+                        pool = pools.of(prepared.item)
                         for row in records(
                             prepared,
-                            pool,
+                            pool.corpus,
                             label,
                             size,
                             seed=settings.seed,
                             tolerance=settings.tolerance,
                             copies=settings.cfi.copies,
+                            pool_until="" if pool.until is None else pool.until.isoformat(),
                         ):
                             records_out.write(row)
                             leval.write(json.dumps(leval_line(row), ensure_ascii=False) + "\n")

@@ -9,8 +9,12 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Sequence
+from datetime import date
 from pathlib import Path
 
+from builders.contamination import report_markdown
+from builders.releases import Release
 from pipelines.errors import MissingInputError
 from pipelines.progress import progress_iter
 from pipelines.publish import charts
@@ -22,6 +26,7 @@ from pipelines.publish.card import (
     render_card,
 )
 from pipelines.publish.croissant import CroissantInputs, write_croissant
+from pipelines.publish.dating import Dating
 from pipelines.publish.export import (
     UNASSIGNED,
     ExportedConfig,
@@ -34,7 +39,18 @@ from pipelines.publish.harness import copy_scorers, write_inspect, write_lm_eval
 from pipelines.publish.hub import RemoteState, Retry, hub_token, plan_push, push
 from pipelines.publish.manifest import MANIFEST, build_manifest, read_manifest
 from pipelines.publish.provenance import collect
-from pipelines.publish.registry import DATASETS, LICENSE_FILE, DatasetSpec
+from pipelines.publish.registry import CONTAMINATION, DATASETS, LICENSE_FILE, DatasetSpec
+from pipelines.publish.release import (
+    CHANGELOG,
+    RECORD,
+    changelog,
+    changelog_section,
+    flat_metrics,
+    previous_changelog,
+    previous_record,
+    release_record,
+    stage_work,
+)
 from pipelines.publish.settings import PublishSettings
 from pipelines.publish.statistics import (
     NAMED,
@@ -56,8 +72,10 @@ def export_dataset(
     out: Path,
     root: Path,
     params_file: Path,
+    dating: Dating | None = None,
 ) -> list[ExportedConfig]:
-    """Write one dataset's folder ``out`` (shards, charts, card, eval.yaml, manifest)."""
+    """Write one dataset's folder ``out`` (shards, charts, card, eval.yaml, manifest); with
+    ``dating``, every row carries its event's dates and first release."""
     url_only = settings.documents == "urls"
     splits_of = split_index(spec, data)
     exported: list[ExportedConfig] = []
@@ -82,6 +100,7 @@ def export_dataset(
                     out,
                     url_only=url_only,
                     shard_bytes=settings.shard_mb * MB,
+                    dating=dating,
                 )
             )
     stats = [split_counts(exported), length_distributions(exported)]
@@ -94,10 +113,19 @@ def export_dataset(
     for i, plot in enumerate(spec.plots):
         if charts.line_chart(plot, data, out / "images" / f"baseline_{i}.png"):
             chart_files.append((f"images/baseline_{i}.png", plot.title))
-    baselines = []
+    baselines, scores = [], {}
     for path in spec.baselines:
         if (data / path).is_file():
-            baselines += metric_tables(Path(path).stem, baseline_json(data / path))
+            metrics = baseline_json(data / path)
+            baselines += metric_tables(Path(path).stem, metrics)
+            scores |= flat_metrics(metrics, f"{Path(path).stem}.")
+    contamination = ""
+    if spec.contamination and (data / CONTAMINATION).is_file():
+        report = json.loads((data / CONTAMINATION).read_text("utf-8"))
+        contamination = report_markdown(report) if spec.name in report["probed"] else ""
+    changes = ""
+    if dating is not None:
+        changes = write_release(spec.name, dating, exported, scores, data, root, out)
     inputs = sorted(
         {str(Path("data") / c.source.relative_to(data)) for c in exported}
         | {str(Path("data") / p) for p in spec.baselines if (data / p).is_file()}
@@ -125,6 +153,8 @@ def export_dataset(
             provenance,
             groups,
             inspect_tasks,
+            changes,
+            contamination,
         ),
         settings.cards,
     )
@@ -148,8 +178,39 @@ def export_dataset(
     return exported
 
 
+def write_release(
+    name: str,
+    dating: Dating,
+    exported: list[ExportedConfig],
+    scores: dict[str, float],
+    data: Path,
+    root: Path,
+    out: Path,
+) -> str:
+    """Write ``release.json`` and ``CHANGELOG.md`` into ``out``; return this release's section
+    of the changelog (for the card)."""
+    events = {
+        k: (e.title, e.created_at.isoformat() if e.created_at else "")
+        for k, e in dating.events.items()
+    }
+    work = {k: v for k, v in stage_work(data).items() if k != "publish"}
+    record = release_record(name, dating.releases, events, exported, scores, work)
+    (out / RECORD).write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", "utf-8")
+    old = previous_record(root, dating.releases, name)
+    section = changelog_section(old, record)
+    previous = previous_changelog(root, dating.releases, name)
+    (out / CHANGELOG).write_text(changelog(section, previous), "utf-8")
+    return section
+
+
 def run_publish(
-    settings: PublishSettings, *, data: Path, out: Path, root: Path, params_file: Path
+    settings: PublishSettings,
+    *,
+    data: Path,
+    out: Path,
+    root: Path,
+    params_file: Path,
+    releases: Sequence[Release] = (),
 ) -> StageStats:
     """Export every dataset in ``settings.datasets`` under ``out``; push them when ``push`` is on.
 
@@ -158,11 +219,13 @@ def run_publish(
     """
     if settings.push:
         hub_token()
+    releases = list(releases) or [Release(settings.version, date.max)]
     with stage_run("publish", out) as run:
         stats = run.stats
+        dating = Dating.load(data, releases, only_new=settings.items == "new")
         for name in settings.datasets:
             exported = export_dataset(
-                DATASETS[name], settings, data, run.scratch / name, root, params_file
+                DATASETS[name], settings, data, run.scratch / name, root, params_file, dating
             )
             stats.update(f"{name}_configs", len(exported))
             stats.update(f"{name}_rows", sum(c.rows for c in exported))

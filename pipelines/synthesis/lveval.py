@@ -13,6 +13,7 @@ from builders.lveval.answers import FactAnswer, QuestionsAnswer, RulesAnswer, kn
 from builders.lveval.build import Prepared
 from builders.lveval.contexts import HEADER_WORDS, Corpus
 from builders.lveval.passages import entry_passages
+from builders.lveval.pools import Pools
 from builders.lveval.qa import to_item
 from builders.lveval.records import QAItem, Rule, drop
 from builders.lveval.settings import LVEvalSettings
@@ -103,17 +104,17 @@ def fits(item: QAItem, corpus: Corpus, words: int, tolerance: float) -> bool:
 
 def prepare(
     client: LLMClient,
-    corpus: Corpus,
+    pools: Pools,
     settings: LVEvalSettings,
-    words: set[str],
     reviewed: Sequence[Rule],
     largest: int,
     out: Built,
 ) -> None:
-    """Confusing fact and replacement rules for every item; items failing a check are dropped."""
+    """Confusing fact and replacement rules for every item, each from its own distractor pool
+    (names to swap in, vocabulary to check against); items failing a check are dropped."""
     items = []
     for item in dict.fromkeys(out.items):
-        if fits(item, corpus, largest, settings.tolerance):
+        if fits(item, pools.of(item).corpus, largest, settings.tolerance):
             items.append(item)
         else:
             detail = f"the corpus cannot fill {largest} words around this item"
@@ -121,7 +122,7 @@ def prepare(
     fact_asks = [
         Ask(
             "lveval/confusing_fact",
-            _evidence_vars(item),
+            {**_evidence_vars(item), "names": cfi.swap_names(item, pools.of(item).names)},
             FactAnswer,
             lambda a, item=item: cfi.check(a.fact, item),
         )
@@ -138,17 +139,16 @@ def prepare(
     def rules_check(item: QAItem, fact: str) -> Any:
         def check(answer: RulesAnswer) -> str | None:
             rules = [Rule(r.orig, r.repl, item.qa_id) for r in answer.rules]
-            return kpr.problems(item, rules, words, [fact])
+            return kpr.problems(item, rules, pools.of(item).vocabulary[0], [fact])
 
         return check
 
+    def rules_vars(item: QAItem) -> dict[str, Any]:
+        found = kpr.item_names(item, pools.of(item).vocabulary[1])
+        return {**_evidence_vars(item), "names": found, "max_rules": settings.kpr.max_rules}
+
     rule_asks = [
-        Ask(
-            "lveval/keywords",
-            {**_evidence_vars(item), "max_rules": settings.kpr.max_rules},
-            RulesAnswer,
-            rules_check(item, fact),
-        )
+        Ask("lveval/keywords", rules_vars(item), RulesAnswer, rules_check(item, fact))
         for item, fact in kept
     ]
     answers = client.ask_many(rule_asks, "lveval: replacements", len(rule_asks))
@@ -159,7 +159,7 @@ def prepare(
         proposed = [Rule(r.orig, r.repl, item.qa_id) for r in outcome.value.rules]
         out.proposed[item.qa_id] = proposed
         rules = kpr.resolve(proposed, reviewed, item)
-        if problem := kpr.problems(item, rules, words, [fact]):
+        if problem := kpr.problems(item, rules, pools.of(item).vocabulary[0], [fact]):
             out.drops.append(drop(item.dataset, item.qa_id, "kpr", "reviewed_rule", problem))
             continue
         out.prepared.append(Prepared(item, (fact,), tuple(rules)))

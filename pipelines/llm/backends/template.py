@@ -20,11 +20,14 @@ class TemplateBackend(Backend):
     """Answer each request with the responder registered for its prompt."""
 
     name = "template"
-    cacheable = False  # free, and answers may depend on more than the rendered messages
 
-    def __init__(self, responders: Mapping[str, Responder], model: str = "template"):
+    def __init__(
+        self, responders: Mapping[str, Responder], model: str = "template", cacheable: bool = False
+    ):
         self.responders = dict(responders)
         self.model = model
+        # free, so not cached unless asked (llm.cache_template): a rebuild then counts new asks
+        self.cacheable = cacheable
 
     def complete(self, request: ChatRequest) -> ChatResponse:
         responder = self.responders.get(request.prompt)

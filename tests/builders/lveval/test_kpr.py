@@ -39,12 +39,15 @@ def test_proposals_name_proper_nouns_only_and_invent_unused_names() -> None:
         "Flooding followed. Cyclone Imre killed 23 people in Valdra.",
     )
     words, lower = kpr.vocabulary([*(e.text for e in qa.evidence), "the flooding followed"])
-    rules = kpr.propose(qa, 7, lower, set(words), max_rules=4)
-    assert [r.orig for r in rules] == ["Cyclone", "Imre", "Valdra"]
-    assert "Flooding" not in [r.orig for r in rules]  # also written in lower case
+    found = kpr.item_names(qa, lower)
+    assert found == ["Cyclone", "Imre", "Valdra"]
+    assert "Flooding" not in found  # also written in lower case
+    rules = kpr.propose(qa, found, 7, max_rules=4)
+    assert [r.orig for r in rules] == found
     assert all(r.repl and r.repl.lower() not in words for r in rules)
-    assert rules == kpr.propose(qa, 7, lower, set(words), max_rules=4)  # seeded
+    assert rules == kpr.propose(qa, found, 7, max_rules=4)  # seeded
     assert kpr.problems(qa, rules, words) is None
+    assert len(kpr.propose(qa, found, 7, max_rules=2)) == 2
 
 
 def test_a_replacement_already_in_the_text_is_a_collision() -> None:
