@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import date
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -11,7 +12,8 @@ import yaml
 
 from builders.drops import DROP_SCHEMA
 from pipelines.dag.table import STAGES
-from tests.support.dvc_project import CANARY, copy_project, dvc
+from pipelines.publish.registry import DATASETS
+from tests.support.dvc_project import CANARY, copy_project, dvc, tool
 from tests.support.snapshot import SNAPSHOT_EVENTS
 
 pytestmark = pytest.mark.integration
@@ -28,10 +30,100 @@ def _titles(project: Path) -> set[str]:
     return set(table.column("title").to_pylist())
 
 
+LATE_EVENT = "2026 Sorrel Bay oil spill"
+"""The snapshot's last event (created 3 November 2026): the first build stops before it."""
+
+
+def _stats(project: Path) -> dict[str, dict]:
+    return {
+        p.parent.name: json.loads(p.read_text())
+        for p in (project / "data").glob("*/stats.json")
+        if p.parent.name != "publish"
+    }
+
+
+def _published(project: Path, name: str) -> dict[str, list[dict]]:
+    """Every row of every config of an export."""
+    out = {}
+    for folder in sorted((project / "data" / "publish" / name).iterdir()):
+        shards = sorted(folder.glob("*.parquet")) if folder.is_dir() else []
+        if shards:
+            out[folder.name] = [r for f in shards for r in pq.read_table(f).to_pylist()]
+    return out
+
+
+def _check_refresh(project: Path, before: dict[str, dict], output: str) -> None:
+    """The refresh to 2026.12.0 added exactly the late event's items; every old item of every
+    dataset kept its id, split and bytes; no old model ask or embedding was redone."""
+    assert "2026.11.0 (to 2026-10-31) -> 2026.12.0 (to 2026-12-31)" in output
+    params = yaml.safe_load((project / "params.yaml").read_text())
+    assert params["publish"]["history"] == [{"version": "2026.11.0", "until": "2026-10-31"}]
+    late = pq.read_table(project / "data/wikigen/entries.parquet").to_pylist()
+    late_id = next(r["event_id"] for r in late if r["title"] == LATE_EVENT)
+    qa = pq.read_table(project / "data/lveval/qa.parquet").to_pylist()
+    new_qa = {r["qa_id"] for r in qa if r["source"] == late_id}
+    assert new_qa
+    for name in DATASETS:
+        old = json.loads((project / "releases" / "2026.11.0" / f"{name}.json").read_text())
+        new = json.loads((project / "data" / "publish" / name / "release.json").read_text())
+        rows = _published(project, name)
+        for config, items in old["configs"].items():
+            assert {k: new["configs"][config][k] for k in items} == items, (name, config)
+        for config, published in rows.items():
+            for row in published:
+                fresh = row["event_created_at"] is not None and row["event_created_at"].date() > (
+                    date(2026, 10, 31)
+                )
+                assert row["first_release"] == ("2026.12.0" if fresh else "2026.11.0"), config
+            added = set(new["configs"].get(config, {})) - set(old["configs"].get(config, {}))
+            assert len(added) == sum(r["first_release"] == "2026.12.0" for r in published)
+        changelog = (project / "data" / "publish" / name / "CHANGELOG.md").read_text()
+        assert "**Events:** 1 added, 0 removed." in changelog
+        assert f"- added: {LATE_EVENT} (`{late_id}`" in changelog
+        assert changelog.index("## 2026.12.0") < changelog.index("## 2026.11.0")
+        for config in new["configs"]:
+            a, b = old["configs"].get(config, {}), new["configs"][config]
+            row = f"| {config} | {len(a)} | {len(b)} | {len(b) - len(a)} | 0 | {len(a)} | 0 | 0 |"
+            assert row in changelog, (name, row)
+        card = (project / "data" / "publish" / name / "README.md").read_text()
+        assert "## Releases and dates" in card and "#### Baselines" in card
+    lveval_rows = _published(project, "lveval")
+    assert {r["qa_id"] for c, rs in lveval_rows.items() for r in rs
+            if r["first_release"] == "2026.12.0"} == new_qa  # fmt: skip
+    # the caches: only new items were asked, embedded or answered
+    after = _stats(project)
+    ran = {s for s in after if after[s] != before.get(s)}
+    assert "summhay" not in ran or after["summhay"]["llm"]["calls"] == 0
+    questions = after["lveval"]["llm"]["by_prompt"]["lveval/questions"]
+    assert (questions["calls"], questions["cache_hits"]) == (1, 12)
+    new_records = sum(
+        r["qa_id"] in new_qa for c, rs in lveval_rows.items() if c != "qa" for r in rs
+    )
+    assert after["lveval_baselines"]["llm"]["calls"] == new_records
+    outline = after["wikigen_baselines"]["llm"]["by_prompt"]["wikigen/outline"]
+    assert (outline["calls"], outline["cache_hits"]) == (1, 12)
+    chunks = pq.read_table(project / "data/chunk/chunks.parquet").to_pylist()
+    new_chunks = sum(c["entry_id"] == late_id for c in chunks if c["corpus"] == "web")
+    assert after["embed"]["counts"]["embedded"] == new_chunks > 0
+    probe = after["contamination"]["llm"]
+    assert (
+        probe["calls"] == len(new_qa) + 1 and probe["cache_hits"] == probe["asks"] - probe["calls"]
+    )
+
+
 def test_repro_builds_the_selection_then_does_nothing_then_follows_params(project):
+    params_file = project / "params.yaml"
+    params = yaml.safe_load(params_file.read_text())
+    params["wiki"]["created_before"] = "2026-10-31"
+    params_file.write_text(yaml.safe_dump(params, sort_keys=False))
     first = dvc(project, "repro")
     assert "Running stage 'wiki'" in first and "Running stage 'summhay'" in first
+    assert _titles(project) == SNAPSHOT_EVENTS - {LATE_EVENT}
+    before = _stats(project)
+    refreshed = tool(project, "benchsmith", "refresh", "--until", "2026-12-31", "--version",
+                     "2026.12.0")  # fmt: skip
     assert _titles(project) == SNAPSHOT_EVENTS
+    _check_refresh(project, before, refreshed)
     assert (project / "dvc.lock").is_file()
     records = sorted(p.name for p in (project / "data" / "lveval" / "records").iterdir())
     assert records == [f"events_mixup_{n}k.parquet" for n in (2, 4, 8)]
@@ -72,7 +164,6 @@ def test_repro_builds_the_selection_then_does_nothing_then_follows_params(projec
     assert "Running stage" not in second
     assert articles.stat().st_mtime_ns == built
 
-    params_file = project / "params.yaml"
     params = yaml.safe_load(params_file.read_text())
     params["wiki"]["created_after"] = "2026-06-01"
     params_file.write_text(yaml.safe_dump(params, sort_keys=False))

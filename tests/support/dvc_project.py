@@ -42,6 +42,12 @@ def copy_project(target: Path, *, lock: bool) -> Path:
 
 def dvc(project: Path, *args: str) -> str:
     """Run ``dvc args`` in ``project`` with the venv's tools first on PATH; return its output."""
+    return tool(project, "dvc", *args)
+
+
+def tool(project: Path, name: str, *args: str) -> str:
+    """Run the venv's ``name`` (dvc, benchsmith) with ``args`` in ``project``, the venv's tools
+    first on PATH and the canary key set; return its output (it must succeed)."""
     env = {
         **os.environ,
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
@@ -49,7 +55,7 @@ def dvc(project: Path, *args: str) -> str:
         "GOOGLE_API_KEY": CANARY,
     }
     result = subprocess.run(
-        [str(Path(sys.executable).parent / "dvc"), *args],
+        [str(Path(sys.executable).parent / name), *args],
         cwd=project,
         env=env,
         capture_output=True,
