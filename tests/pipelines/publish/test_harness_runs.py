@@ -258,3 +258,47 @@ def test_inspect_judges_summhay_per_insight_and_pools_as_benchsmith(
         value = reported["metrics"][key]["value"]
         expected = pooled[key]
         assert (value != value and expected is None) or value == pytest.approx(expected), key
+
+
+LM_EVAL_DOCS = """
+import json, sys
+from lm_eval.tasks import TaskManager, get_task_dict
+manager = TaskManager(include_path=sys.argv[1], metadata={"cutoff": sys.argv[2]})
+task = get_task_dict([sys.argv[3]], manager)[sys.argv[3]]
+print(json.dumps([doc["event_id"] for doc in task.test_docs()]))
+"""
+INSPECT_SAMPLES = """
+import importlib.util, json, sys
+spec = importlib.util.spec_from_file_location("tasks", sys.argv[1])
+tasks = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(tasks)
+task = getattr(tasks, sys.argv[3])(cutoff=sys.argv[2])
+print(json.dumps([sample.metadata["event_id"] for sample in task.dataset]))
+"""
+
+
+def test_both_harnesses_take_a_cutoff_and_keep_only_later_events(
+    hub_export: Path, publish_data: Path, tmp_path: Path
+):
+    """lm-eval's ``--metadata`` and Inspect's ``-T`` reach the shipped loader, which keeps the
+    entries created after the cutoff (read here from the stage outputs)."""
+    cutoff = "2026-06-30"
+    entries = pq.read_table(publish_data / "wikigen" / "entries.parquet").to_pylist()
+    test = {e["event_id"] for e in entries if e["split"] == "test"}
+    later = {e["event_id"] for e in entries if e["created_at"].date().isoformat() > cutoff}
+    assert test & later and test - later
+    export = hub_export / "wikigenbench"
+    env = {**os.environ, **OFFLINE, "HF_HOME": str(tmp_path / "hf")}
+    env["LM_HARNESS_CACHE_PATH"] = str(tmp_path / "lm-eval-requests")
+    runs = (
+        (venv_with("lm-eval", LM_EVAL), LM_EVAL_DOCS, export / "lm_eval", "wikigenbench_entries"),
+        (venv_with("inspect", INSPECT_AI), INSPECT_SAMPLES, export / "inspect/tasks.py", "entries"),
+    )
+    for bin_dir, script, target, task in runs:
+        done = subprocess.run(
+            [str(bin_dir / "python"), "-c", script, str(target), cutoff, task],
+            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr[-3000:]
+        kept = json.loads(done.stdout.strip().splitlines()[-1])
+        assert sorted(kept) == sorted(test & later), bin_dir
