@@ -282,9 +282,10 @@ def test_both_harnesses_take_a_cutoff_and_keep_only_later_events(
 ):
     """lm-eval's ``--metadata`` and Inspect's ``-T`` reach the shipped loader, which keeps the
     entries created after the cutoff (read here from the stage outputs)."""
-    cutoff = "2026-06-30"
     entries = pq.read_table(publish_data / "wikigen" / "entries.parquet").to_pylist()
     test = {e["event_id"] for e in entries if e["split"] == "test"}
+    days = sorted(e["created_at"].date().isoformat() for e in entries if e["event_id"] in test)
+    cutoff = days[len(days) // 2 - 1]  # the test split's middle day: some before, some after
     later = {e["event_id"] for e in entries if e["created_at"].date().isoformat() > cutoff}
     assert test & later and test - later
     export = hub_export / "wikigenbench"
