@@ -8,7 +8,10 @@ format), ``drops.parquet`` (every item left out, with step and reason) and ``sta
 ``official_layout`` also ``official/<variant>/<name>_<level>.jsonl`` (LV-Eval's own layout, read
 back from the records in batches; not a DVC output).
 Records are streamed level by level and written in batches of at most ``write_buffer_mb`` of
-context text, so memory does not grow with the number of items.
+context text, so memory does not grow with the number of items. Each item's distractors, the
+names its confusing fact may swap in and the vocabulary its replacement names are checked
+against come from its pool: the events created by its first release (``builders/lveval/pools``),
+so a refresh that adds events leaves earlier items' records byte-identical.
 """
 
 from __future__ import annotations
