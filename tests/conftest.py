@@ -78,7 +78,12 @@ def params(tmp_path_factory: pytest.TempPathFactory) -> Params:
     return loaded.model_copy(
         update={
             "llm": loaded.llm.model_copy(update={"cache": caches / "llm.sqlite"}),
-            "embed": loaded.embed.model_copy(update={"cache": caches / "embeddings.sqlite"}),
+            "embed": loaded.embed.model_copy(
+                update={
+                    "cache": caches / "embeddings.sqlite",
+                    "calibration": caches / "calibration.json",
+                }
+            ),
         }
     )
 

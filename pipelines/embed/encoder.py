@@ -285,6 +285,6 @@ def build_encoder(settings: EmbedSettings, **overrides: Any) -> Encoder:
         "batch_tokens": settings.batch_tokens,
         "max_batch": settings.max_batch,
         "tokenizer_threads": settings.tokenizer_threads,
-        "quantize": settings.quantize,
+        "quantize": "none" if settings.quantize == "auto" else settings.quantize,
     } | overrides
     return Encoder(resolve(settings.model), **options)

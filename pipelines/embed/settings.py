@@ -91,8 +91,8 @@ class EmbedSettings(Strict):
     dtype: Literal["auto", "float32", "bfloat16", "float16"] = Field(
         "auto",
         description=(
-            "auto: bfloat16 (float16 on GPUs without it). Agreement with float32: cosine above "
-            "0.999 for MiniLM."
+            "auto: the fastest precision on this machine that agrees with float32, measured "
+            "(pipelines/embed/calibrate.py)."
         ),
     )
     attention: Literal["auto", "sdpa", "eager", "flash_attention_2"] = "auto"
@@ -105,12 +105,27 @@ class EmbedSettings(Strict):
     tokenizer_threads: StrictInt = Field(
         2, ge=1, description="Threads tokenizing ahead of the model."
     )
-    quantize: Literal["none", "int8"] = Field(
+    quantize: Literal["none", "int8", "auto"] = Field(
         "none",
         description=(
             "int8: dynamic int8 linear layers on CPU, allowed only when a sample agrees with "
-            "float32 (min_cosine, min_overlap); the agreement is reported."
+            "float32 (min_cosine, min_overlap); auto: a calibration candidate on CPU."
         ),
+    )
+    calibrate_texts: StrictInt = Field(
+        96, ge=8, description="Texts each calibration candidate embeds (timed after a warm-up)."
+    )
+    calibrate_min_texts: StrictInt = Field(
+        1000,
+        ge=0,
+        description=(
+            "Fewer chunks than this, with no stored calibration for the machine: float32, "
+            "unmeasured (a calibration would cost more than it saves)."
+        ),
+    )
+    calibration: ProjectPath = Field(
+        Path(".cache/embeddings/calibration.json"),
+        description="Calibrations by machine fingerprint; a changed machine measures again.",
     )
     min_cosine: float = Field(0.999, gt=0, le=1, description="Agreement floor for quantize.")
     min_overlap: float = Field(0.99, gt=0, le=1, description="Top-10 overlap floor for quantize.")

@@ -25,6 +25,7 @@ import pyarrow.parquet as pq
 
 from pipelines.embed.agreement import agreement
 from pipelines.embed.cache import EmbeddingCache, text_key
+from pipelines.embed.calibrate import calibrate
 from pipelines.embed.encoder import Encoder, EncodeStats, build_encoder
 from pipelines.embed.records import embedding_schema
 from pipelines.embed.settings import EmbedSettings
@@ -67,6 +68,21 @@ def check_agreement(settings: EmbedSettings, encoder: Encoder, texts: list[str])
             "use embed.dtype float32 and embed.quantize none, or lower the floors"
         )
     return {"mode": mode, "checked": True, **result.as_dict()}
+
+
+def calibrated(settings: EmbedSettings, chunks: Path) -> tuple[EmbedSettings, dict[str, Any]]:
+    """``settings`` with every auto choice made for this machine (:mod:`calibrate`), and the
+    calibration's record for ``stats.json``."""
+    import torch
+
+    cuda = settings.device == "cuda" or (settings.device == "auto" and torch.cuda.is_available())
+    total = pq.ParquetFile(chunks).metadata.num_rows
+    sample = next(_blocks(chunks, settings.calibrate_texts, ["text"]), {"text": []})["text"]
+    result = calibrate(settings, sample, total, cuda=cuda)
+    chosen = result.chosen
+    update = {"dtype": chosen.dtype, "attention": chosen.attention,
+              "batch_tokens": chosen.batch_tokens, "quantize": chosen.quantize}  # fmt: skip
+    return settings.model_copy(update=update), result.as_dict()
 
 
 def embed_local(
@@ -137,6 +153,7 @@ def run_embed(settings: EmbedSettings, *, chunks: Path, out: Path) -> StageStats
     with stage_run("embed", out) as run:
         if not chunks.is_file():
             raise MissingInputError(f"missing {chunks} (the chunks)", chunks)
+        settings, run.extra["calibration"] = calibrated(settings, chunks)
         encoder = build_encoder(settings)
         fingerprint = encoder.fingerprint()
         cache = EmbeddingCache(settings.cache)
@@ -147,7 +164,7 @@ def run_embed(settings: EmbedSettings, *, chunks: Path, out: Path) -> StageStats
         sample = _queue_missing(settings, chunks, fingerprint, cache, todo, stats)
         # 2. embed what is missing, committing block by block
         done = EncodeStats()
-        if stats.counts["embedded"] and sample:
+        if stats.counts["embedded"] and sample and not run.extra["calibration"]["measured"]:
             run.extra["agreement"] = check_agreement(settings, encoder, sample)
         started = time.monotonic()
         if stats.counts["embedded"]:

@@ -45,7 +45,8 @@ def chunked(tmp_path: Path, passages: list[str]) -> Path:
 
 
 def settings(tmp_path: Path, **overrides: object) -> EmbedSettings:
-    return EmbedSettings.model_validate({"cache": tmp_path / "cache.sqlite", **overrides})
+    caches = {"cache": tmp_path / "cache.sqlite", "calibration": tmp_path / "calibration.json"}
+    return EmbedSettings.model_validate({**caches, **overrides})
 
 
 def test_chunk_stage_writes_chunks_and_skips(chunked: Path) -> None:
@@ -66,7 +67,8 @@ def test_chunk_stage_writes_chunks_and_skips(chunked: Path) -> None:
 
 
 def test_embed_writes_one_float16_vector_per_chunk_in_order(tmp_path: Path, chunked: Path) -> None:
-    stats = run_embed(settings(tmp_path, faiss=True), chunks=chunked, out=tmp_path / "embed")
+    embed = settings(tmp_path, faiss=True, dtype="bfloat16")
+    stats = run_embed(embed, chunks=chunked, out=tmp_path / "embed")
     out = tmp_path / "embed" / "vectors"
     table = pq.read_table(out / "embeddings.parquet")
     assert (
