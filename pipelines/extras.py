@@ -6,7 +6,11 @@ from __future__ import annotations
 import importlib.util
 import sys
 
-EXTRAS = {"ray": ("ray", "ray"), "faiss": ("faiss", "faiss")}
+EXTRAS = {
+    "ray": ("ray", "ray"),
+    "faiss": ("faiss", "faiss"),
+    "onnx": ("onnxruntime", "onnx"),
+}
 """What each optional feature imports, and the pip extra that installs it."""
 
 

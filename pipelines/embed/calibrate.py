@@ -26,6 +26,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from pipelines.embed import onnx_runtime
 from pipelines.embed.agreement import agreement
 from pipelines.embed.encoder import CPU_BUDGET, GPU_BUDGET, Encoder, build_encoder
 from pipelines.embed.settings import EmbedSettings
@@ -42,10 +43,13 @@ class Candidate:
     attention: str
     batch_tokens: int
     quantize: str = "none"
+    backend: str = "torch"
 
     @property
     def label(self) -> str:
         mode = "int8" if self.quantize == "int8" else self.dtype
+        if self.backend != "torch":
+            return f"{self.backend}-{mode}/{self.batch_tokens}"
         return f"{mode}/{self.attention}/{self.batch_tokens}"
 
 
@@ -81,6 +85,10 @@ def machine() -> dict[str, Any]:
         "torch": torch.__version__,
         "arch": platform.machine(),
     }
+    if onnx_runtime.available():
+        import onnxruntime
+
+        info["onnxruntime"] = onnxruntime.__version__
     if torch.cuda.is_available():
         info["gpus"] = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
         return info
@@ -111,21 +119,18 @@ def candidates(settings: EmbedSettings, cuda: bool) -> list[Candidate]:
         budgets = [settings.batch_tokens]
     else:
         budgets = [GPU_BUDGET] if cuda else [CPU_BUDGET, 4 * CPU_BUDGET]
-    out = [Candidate(d, a, b) for d in dtypes for a in attentions for b in budgets]
-    if settings.quantize == "int8" or (settings.quantize == "auto" and not cuda):
-        int8 = [Candidate("float32", a, b, "int8") for a in attentions for b in budgets]
-        out = int8 if settings.quantize == "int8" else out + int8
+    int8 = settings.quantize == "int8" or (settings.quantize == "auto" and not cuda)
+    out: list[Candidate] = []
+    if settings.backend != "onnx":
+        out = [Candidate(d, a, b) for d in dtypes for a in attentions for b in budgets]
+        if int8:
+            more = [Candidate("float32", a, b, "int8") for a in attentions for b in budgets]
+            out = more if settings.quantize == "int8" else out + more
+    onnx = settings.backend == "onnx" or (settings.backend == "auto" and onnx_runtime.available())
+    if onnx and not cuda and "float32" in dtypes:
+        modes = ["int8"] if settings.quantize == "int8" else ["none"] + (["int8"] if int8 else [])
+        out += [Candidate("float32", "eager", b, q, "onnx") for q in modes for b in budgets]
     return out
-
-
-def explicit(settings: EmbedSettings) -> bool:
-    """Whether nothing is left to choose."""
-    return (
-        settings.dtype != "auto"
-        and settings.attention != "auto"
-        and settings.batch_tokens != 0
-        and settings.quantize != "auto"
-    )
 
 
 def key_of(settings: EmbedSettings, info: dict[str, Any], options: list[Candidate]) -> str:
@@ -159,7 +164,11 @@ def measure(
     the rows measured, and the reference."""
     runs = [(c, *_timed(build(c), texts)) for c in options]
     if reference is None:
-        plain = (v for c, v, _ in runs if c.dtype == "float32" and c.quantize == "none")
+        plain = (
+            v
+            for c, v, _ in runs
+            if c.dtype == "float32" and c.quantize == "none" and c.backend == "torch"
+        )
         reference = next(plain, None)
     if reference is None:
         first = options[0]
@@ -244,6 +253,7 @@ def calibrate(
             attention=candidate.attention,
             batch_tokens=candidate.batch_tokens,
             quantize=candidate.quantize,
+            backend=candidate.backend,
         )
 
     chosen, rows = search(settings, options, sample, build or default_build)

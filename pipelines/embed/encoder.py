@@ -1,7 +1,9 @@
 """The encoder: texts in, vectors out, fast on CPU and GPU, in the caller's order.
 
-- Texts are tokenized once (truncated to the encoder's maximum length), sorted by length and
-  cut into token-budget batches, so padding stays small and memory steady.
+- Texts are tokenized a block at a time (truncated to the encoder's maximum length), sorted by
+  length and cut into token-budget batches, so padding stays small. Padded lengths are rounded
+  up to a multiple of 16 (8 on GPU) and partial batches split into powers of two, so the model
+  sees a bounded set of shapes; with blocks, memory stays flat in the number of texts.
 - Worker threads pad the next batches into tensors (pinned memory on CUDA) while the model runs
   the current one; copies to the GPU are non-blocking.
 - On CUDA every visible GPU holds a replica and pulls batches from one queue; on CPU the model
@@ -20,12 +22,14 @@ from collections import deque
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from pipelines.embed.batching import padded_tokens, plan_batches
+from pipelines.embed.batching import padded_tokens, plan_batches, width_of
 from pipelines.embed.models import ModelError, default_minilm, load_tokenizer
+from pipelines.embed.onnx_runtime import OnnxModel, exported
 from pipelines.embed.registry import Architecture, EncoderSpec, resolve
 from pipelines.embed.settings import EmbedSettings
 from pipelines.hub_downloads import hint, local_only
@@ -54,6 +58,34 @@ class EncodeStats:
         self.batches += other.batches
 
 
+_ALLOCATE = threading.Lock()
+
+
+class _Output:
+    """Vectors written by row as batches finish; the array is made when the first batch tells
+    its width. ``at(offset)`` views the same array from a block's first row."""
+
+    def __init__(self, rows: int, box: list[np.ndarray | None] | None = None, offset: int = 0):
+        self.rows = rows
+        self.offset = offset
+        self._box: list[np.ndarray | None] = box if box is not None else [None]
+
+    def at(self, offset: int) -> _Output:
+        return _Output(self.rows, self._box, offset)
+
+    def put(self, batch: list[int], vectors: np.ndarray) -> None:
+        if self._box[0] is None:
+            with _ALLOCATE:
+                if self._box[0] is None:
+                    self._box[0] = np.empty((self.rows, vectors.shape[1]), dtype=np.float32)
+        self.array[np.asarray(batch) + self.offset] = vectors
+
+    @property
+    def array(self) -> np.ndarray:
+        assert self._box[0] is not None
+        return self._box[0]
+
+
 def _model_class(architecture: Architecture) -> Any:
     import transformers
 
@@ -79,6 +111,10 @@ class Encoder:
         max_batch: int = 512,
         tokenizer_threads: int = 2,
         quantize: str = "none",
+        block_texts: int = 512,
+        multiple: int = 0,
+        backend: str = "torch",
+        onnx_cache: Path = Path(".cache/embeddings/onnx"),
     ):
         import torch
 
@@ -91,14 +127,26 @@ class Encoder:
         self.cuda = cuda
         if quantize == "int8" and cuda:
             raise ModelError("quantize int8 is a CPU mode; use dtype bfloat16 or float16 on GPU")
+        if backend == "onnx" and (cuda or dtype not in ("auto", "float32")):
+            raise ModelError(
+                "embed.backend onnx runs float32 (or quantize int8) on CPU; "
+                f"got device {'cuda' if cuda else 'cpu'}, dtype {dtype}"
+            )
+        self.backend = backend
+        self.onnx_cache = onnx_cache
         self.quantize = quantize
-        self.dtype_name = self._dtype_name(dtype)
+        self.dtype_name = "float32" if backend == "onnx" else self._dtype_name(dtype)
         self.dtype = getattr(torch, self.dtype_name)
         # auto: SDPA on CUDA; eager on CPU, about 10% faster there for short encoder inputs
         # (bench/embed.py, docs/performance.md)
         self.attention = attention if attention != "auto" else ("sdpa" if cuda else "eager")
+        if backend == "onnx":
+            self.attention = "eager"  # what the export traces; ONNX Runtime fuses it
         self.batch_tokens = batch_tokens or (GPU_BUDGET if cuda else CPU_BUDGET)
         self.max_batch = max_batch
+        self.block_texts = block_texts
+        # padded lengths are rounded up to this, so the model sees a bounded set of shapes
+        self.multiple = multiple or (8 if cuda else 16)
         self.tokenizer_threads = tokenizer_threads
         if not cuda and "OMP_NUM_THREADS" not in os.environ:
             torch.set_num_threads(os.cpu_count() or 1)  # an explicit OMP_NUM_THREADS wins
@@ -148,6 +196,11 @@ class Encoder:
                 f"cannot load encoder {self.spec.name!r} ({source}): {exc}{hint(source)}"
             ) from None
         model.eval()
+        if self.backend == "onnx":
+            pooled = self.spec.pooling == "pooler"
+            identity = f"{self.spec.fingerprint()}:{source}:{architecture}"
+            path = exported(model, source, identity, pooled, self.quantize, self.onnx_cache)
+            return [OnnxModel(path, pooled, torch.get_num_threads())]
         if self.quantize == "int8":
             model = torch.ao.quantization.quantize_dynamic(
                 model, {torch.nn.Linear}, dtype=torch.qint8
@@ -164,8 +217,10 @@ class Encoder:
         return self.spec.name
 
     def fingerprint(self) -> str:
-        """Identifies vectors: the spec plus precision and quantization."""
-        return self.spec.fingerprint(dtype=self.dtype_name, quantize=self.quantize)
+        """Identifies vectors: the spec plus precision, quantization and a backend other than
+        torch."""
+        extra = {"backend": self.backend} if self.backend != "torch" else {}
+        return self.spec.fingerprint(dtype=self.dtype_name, quantize=self.quantize, **extra)
 
     def encode(self, texts: Sequence[str], kind: str = "passage") -> np.ndarray:
         """Float32 vectors of ``texts`` (``kind`` passage or query), one row per text."""
@@ -174,7 +229,10 @@ class Encoder:
     def encode_with_stats(
         self, texts: Sequence[str], kind: str = "passage"
     ) -> tuple[np.ndarray, EncodeStats]:
-        """Vectors and what it took: tokens, padding, batches."""
+        """Vectors and what it took: tokens, padding, batches.
+
+        Texts are tokenized and batched ``block_texts`` at a time, so memory does not grow with
+        the number of texts beyond the vectors themselves."""
         stats = EncodeStats(texts=len(texts))
         if not texts:
             return np.zeros((0, 0), dtype=np.float32), stats
@@ -182,48 +240,65 @@ class Encoder:
         prefix = self.spec.query_prefix if query else self.spec.passage_prefix
         tokenizer = self.query_tokenizer if query else self.tokenizer
         models = self.models(kind)
-        ids = tokenizer(
-            [prefix + t for t in texts],
-            truncation=True,
-            max_length=self.spec.max_length,
-            verbose=False,
-        )["input_ids"]
-        lengths = [len(x) for x in ids]
-        batches = plan_batches(lengths, self.batch_tokens, self.max_batch)
-        stats.tokens = sum(lengths)
-        stats.batches = len(batches)
-        stats.padded_tokens = padded_tokens(lengths, batches)
-        out: list[np.ndarray | None] = [None] * len(texts)
+        out = _Output(len(texts))
+        for start in range(0, len(texts), self.block_texts):
+            block = texts[start : start + self.block_texts]
+            ids = tokenizer(
+                [prefix + t for t in block],
+                truncation=True,
+                max_length=self.spec.max_length,
+                return_attention_mask=False,
+                return_token_type_ids=False,
+                verbose=False,
+            )["input_ids"]
+            lengths = [len(x) for x in ids]
+            shape = (self.multiple, self.spec.max_length)
+            batches = plan_batches(lengths, self.batch_tokens, self.max_batch, *shape)
+            stats.tokens += sum(lengths)
+            stats.batches += len(batches)
+            stats.padded_tokens += padded_tokens(lengths, batches, *shape)
+            self._spread(models, tokenizer, ids, batches, out.at(start))
+        return out.array, stats
+
+    def _spread(
+        self, models: list[Any], tokenizer: Any, ids: list[list[int]],
+        batches: list[list[int]], out: _Output,
+    ) -> None:  # fmt: skip
+        """Run ``batches`` on one model, or on every GPU pulling from a shared queue."""
         if len(models) == 1:
             self._run(models[0], self.devices[0], tokenizer, ids, batches, out)
-        else:
-            # each GPU pulls the next batch from a shared queue
-            queue = deque(batches)
-            lock = threading.Lock()
+            return
+        queue = deque(batches)
+        lock = threading.Lock()
 
-            def worker(model: Any, device: str) -> None:
-                while True:
-                    with lock:
-                        if not queue:
-                            return
-                        mine = [queue.popleft() for _ in range(min(4, len(queue)))]
-                    self._run(model, device, tokenizer, ids, mine, out)
+        def worker(model: Any, device: str) -> None:
+            while True:
+                with lock:
+                    if not queue:
+                        return
+                    mine = [queue.popleft() for _ in range(min(4, len(queue)))]
+                self._run(model, device, tokenizer, ids, mine, out)
 
-            threads = [
-                threading.Thread(target=worker, args=(m, d), daemon=True)
-                for m, d in zip(models, self.devices, strict=True)
-            ]
-            for t in threads:
-                t.start()
-            for t in threads:
-                t.join()
-        return np.stack(out), stats  # type: ignore[arg-type]
+        threads = [
+            threading.Thread(target=worker, args=(m, d), daemon=True)
+            for m, d in zip(models, self.devices, strict=True)
+        ]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
 
     def _collate(self, tokenizer: Any, ids: list[list[int]], batch: list[int]) -> dict[str, Any]:
-        padded = tokenizer.pad(
-            {"input_ids": [ids[i] for i in batch]}, padding=True, return_tensors="pt"
-        )
-        tensors = {k: padded[k] for k in ("input_ids", "attention_mask")}
+        """The batch as right-padded tensors, its width rounded up to ``multiple``."""
+        longest = max(len(ids[i]) for i in batch)
+        width = width_of(longest, self.multiple, self.spec.max_length)
+        rows = np.full((len(batch), width), tokenizer.pad_token_id or 0, dtype=np.int64)
+        mask = np.zeros((len(batch), width), dtype=np.int64)
+        for row, i in enumerate(batch):
+            rows[row, : len(ids[i])] = ids[i]
+            mask[row, : len(ids[i])] = 1
+        torch = self.torch
+        tensors = {"input_ids": torch.from_numpy(rows), "attention_mask": torch.from_numpy(mask)}
         if self.cuda:
             tensors = {k: v.pin_memory() for k, v in tensors.items()}
         return tensors
@@ -235,7 +310,7 @@ class Encoder:
         tokenizer: Any,
         ids: list[list[int]],
         batches: Sequence[list[int]],
-        out: list[np.ndarray | None],
+        out: _Output,
     ) -> None:
         torch = self.torch
         ahead = max(2, self.tokenizer_threads * 2)
@@ -256,8 +331,7 @@ class Encoder:
                         k: v.to(device, non_blocking=True) for k, v in future.result().items()
                     }
                     vectors = self._pool(model(**tensors), tensors["attention_mask"])
-                    for row, i in zip(vectors.float().cpu().numpy(), batch, strict=True):
-                        out[i] = row
+                    out.put(batch, vectors.float().cpu().numpy())
 
     def _pool(self, output: Any, mask: Any) -> Any:
         torch = self.torch
@@ -286,5 +360,7 @@ def build_encoder(settings: EmbedSettings, **overrides: Any) -> Encoder:
         "max_batch": settings.max_batch,
         "tokenizer_threads": settings.tokenizer_threads,
         "quantize": "none" if settings.quantize == "auto" else settings.quantize,
+        "backend": "torch" if settings.backend == "auto" else settings.backend,
+        "onnx_cache": settings.onnx_cache,
     } | overrides
     return Encoder(resolve(settings.model), **options)

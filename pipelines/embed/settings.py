@@ -112,6 +112,25 @@ class EmbedSettings(Strict):
             "float32 (min_cosine, min_overlap); auto: a calibration candidate on CPU."
         ),
     )
+    backend: Literal["auto", "torch", "onnx"] = Field(
+        "auto",
+        description=(
+            "torch, or onnx (ONNX Runtime on CPU, pip install 'benchsmith[onnx]'); auto: a "
+            "calibration candidate where onnxruntime is installed."
+        ),
+    )
+
+    @field_validator("backend")
+    @classmethod
+    def _onnx_installed(cls, value: str) -> str:
+        if value == "onnx":
+            require("onnx")
+        return value
+
+    onnx_cache: ProjectPath = Field(
+        Path(".cache/embeddings/onnx"),
+        description="Models exported to ONNX, by model and versions; reused across runs.",
+    )
     calibrate_texts: StrictInt = Field(
         96, ge=8, description="Texts each calibration candidate embeds (timed after a warm-up)."
     )

@@ -55,11 +55,13 @@ def _blocks(path: Path, size: int, columns: list[str]) -> Iterator[dict[str, lis
 
 def check_agreement(settings: EmbedSettings, encoder: Encoder, texts: list[str]) -> dict[str, Any]:
     """Compare ``encoder`` with float32 on ``texts``; raise below the floors."""
-    if encoder.dtype_name == "float32" and encoder.quantize == "none":
+    plain = encoder.backend == "torch" and encoder.quantize == "none"
+    if plain and encoder.dtype_name == "float32":
         return {"mode": "float32", "checked": False}
-    reference = build_encoder(settings, dtype="float32", quantize="none").encode(texts)
-    result = agreement(reference, encoder.encode(texts))
+    reference = build_encoder(settings, dtype="float32", quantize="none", backend="torch")
+    result = agreement(reference.encode(texts), encoder.encode(texts))
     mode = encoder.quantize if encoder.quantize != "none" else encoder.dtype_name
+    mode = mode if encoder.backend == "torch" else f"{encoder.backend}-{mode}"
     if result.mean_cosine < settings.min_cosine or result.overlap < settings.min_overlap:
         raise AgreementError(
             f"embed mode {mode} agrees with float32 at mean cosine {result.mean_cosine:.5f} and "
@@ -81,7 +83,8 @@ def calibrated(settings: EmbedSettings, chunks: Path) -> tuple[EmbedSettings, di
     result = calibrate(settings, sample, total, cuda=cuda)
     chosen = result.chosen
     update = {"dtype": chosen.dtype, "attention": chosen.attention,
-              "batch_tokens": chosen.batch_tokens, "quantize": chosen.quantize}  # fmt: skip
+              "batch_tokens": chosen.batch_tokens, "quantize": chosen.quantize,
+              "backend": chosen.backend}  # fmt: skip
     return settings.model_copy(update=update), result.as_dict()
 
 

@@ -17,12 +17,16 @@ MACHINE = {"cores": 2, "torch": "x", "arch": "x86_64", "cpu": "test", "flags": [
 
 
 def settings(tmp_path: Path, **overrides: object) -> EmbedSettings:
-    caches = {"cache": tmp_path / "cache.sqlite", "calibration": tmp_path / "calibration.json"}
+    caches = {
+        "cache": tmp_path / "cache.sqlite",
+        "calibration": tmp_path / "calibration.json",
+        "onnx_cache": tmp_path / "onnx",
+    }
     return EmbedSettings.model_validate({**caches, "calibrate_min_texts": 0, **overrides})
 
 
 def test_candidates_cover_what_is_left_to_auto_with_float32_first(tmp_path):
-    auto = candidates(settings(tmp_path), cuda=False)
+    auto = candidates(settings(tmp_path, backend="torch"), cuda=False)
     assert auto[0] == Candidate("float32", "sdpa", 2048)
     assert {c.dtype for c in auto} == {"float32", "bfloat16"} and len(auto) == 8
     assert not any(c.quantize == "int8" for c in auto)
@@ -31,7 +35,9 @@ def test_candidates_cover_what_is_left_to_auto_with_float32_first(tmp_path):
     assert not any(
         c.quantize == "int8" for c in candidates(settings(tmp_path, quantize="auto"), cuda=True)
     )
-    fixed = settings(tmp_path, dtype="float32", attention="eager", batch_tokens=4096)
+    fixed = settings(
+        tmp_path, dtype="float32", attention="eager", batch_tokens=4096, backend="torch"
+    )
     assert candidates(fixed, cuda=False) == [Candidate("float32", "eager", 4096)]
     chosen = calibrate(fixed, ["a text"] * 10, 10, cuda=False, info=MACHINE)
     assert chosen.reason == "set explicitly in params.yaml" and not chosen.measured

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from pipelines.embed.agreement import agreement, neighbours
-from pipelines.embed.batching import padding_ratio, plan_batches
+from pipelines.embed.batching import padding_ratio, plan_batches, width_of
 from pipelines.embed.encoder import Encoder
 from pipelines.embed.models import ModelError, default_minilm
 from pipelines.embed.registry import ENCODERS, EncoderSpec, resolve
@@ -59,6 +59,29 @@ def test_batches_respect_the_budget_and_sort_by_length() -> None:
     assert padding_ratio(lengths, batches) < 0.05
     unsorted = [list(range(i, min(i + 8, 500))) for i in range(0, 500, 8)]
     assert padding_ratio(lengths, unsorted) > 0.3
+
+
+def test_rounded_widths_bound_the_shapes_however_many_texts() -> None:
+    rng = random.Random(2)
+    shapes = {}
+    for n in (500, 5000, 50000):
+        lengths = [rng.randint(1, 256) for _ in range(n)]
+        batches = plan_batches(lengths, budget=2048, max_batch=512, multiple=16, cap=256)
+        assert sorted(i for b in batches for i in b) == list(range(n))
+        seen = set()
+        for batch in batches:
+            width = width_of(max(lengths[i] for i in batch), 16, 256)
+            assert width % 16 == 0 and len(batch) * width <= 2048
+            # a batch is full for its width, or a power of two
+            assert len(batch) == 2048 // width or len(batch) & (len(batch) - 1) == 0
+            seen.add((len(batch), width))
+        shapes[n] = seen
+        assert padding_ratio(lengths, batches, 16, 256) < 0.1
+    # 100x the texts, no more shapes than 16 widths x (1 full + 8 powers of two) allow
+    assert len(shapes[50000]) <= 16 * 9
+    assert len(shapes[50000] - shapes[5000]) <= len(shapes[5000]) // 2
+    # the cap holds a width at the encoder's maximum even when it is not a multiple
+    assert width_of(250, 16, 250) == 250 and width_of(300, 16, 250) == 304
 
 
 def test_cls_pooling_prefixes_and_a_separate_query_encoder(tiny_bert: Path) -> None:
