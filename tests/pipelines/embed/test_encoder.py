@@ -38,7 +38,9 @@ def test_bfloat16_meets_the_cpu_agreement_goals(passages, reference) -> None:
 
 
 def test_order_and_vectors_do_not_depend_on_batching(passages) -> None:
-    small = Encoder(resolve("minilm"), dtype="float32", batch_tokens=300, max_batch=3)
+    small = Encoder(
+        resolve("minilm"), dtype="float32", batch_tokens=300, max_batch=3, block_texts=7
+    )
     large = Encoder(resolve("minilm"), dtype="float32", batch_tokens=60000)
     a, stats = small.encode_with_stats(passages)
     b = large.encode(passages)
