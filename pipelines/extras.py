@@ -10,6 +10,7 @@ EXTRAS = {
     "ray": ("ray", "ray"),
     "faiss": ("faiss", "faiss"),
     "onnx": ("onnxruntime", "onnx"),
+    "openvino": ("openvino", "openvino"),
 }
 """What each optional feature imports, and the pip extra that installs it."""
 

@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from pipelines.embed import onnx_runtime
+from pipelines.embed import onnx_runtime, openvino_runtime
 from pipelines.embed.agreement import agreement
 from pipelines.embed.encoder import CPU_BUDGET, GPU_BUDGET, Encoder, build_encoder
 from pipelines.embed.settings import EmbedSettings
@@ -89,6 +89,10 @@ def machine() -> dict[str, Any]:
         import onnxruntime
 
         info["onnxruntime"] = onnxruntime.__version__
+    if openvino_runtime.available():
+        import openvino
+
+        info["openvino"] = openvino.__version__
     if torch.cuda.is_available():
         info["gpus"] = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
         return info
@@ -121,15 +125,23 @@ def candidates(settings: EmbedSettings, cuda: bool) -> list[Candidate]:
         budgets = [GPU_BUDGET] if cuda else [CPU_BUDGET, 4 * CPU_BUDGET]
     int8 = settings.quantize == "int8" or (settings.quantize == "auto" and not cuda)
     out: list[Candidate] = []
-    if settings.backend != "onnx":
+    if settings.backend in ("auto", "torch"):
         out = [Candidate(d, a, b) for d in dtypes for a in attentions for b in budgets]
         if int8:
             more = [Candidate("float32", a, b, "int8") for a in attentions for b in budgets]
             out = more if settings.quantize == "int8" else out + more
+    if cuda:
+        return out
     onnx = settings.backend == "onnx" or (settings.backend == "auto" and onnx_runtime.available())
-    if onnx and not cuda and "float32" in dtypes:
+    if onnx and "float32" in dtypes:
         modes = ["int8"] if settings.quantize == "int8" else ["none"] + (["int8"] if int8 else [])
         out += [Candidate("float32", "eager", b, q, "onnx") for q in modes for b in budgets]
+    vino = settings.backend == "openvino" or (
+        settings.backend == "auto" and openvino_runtime.available()
+    )
+    if vino and settings.quantize != "int8":
+        precisions = [d for d in dtypes if d in ("float32", "bfloat16")]
+        out += [Candidate(d, "eager", b, "none", "openvino") for d in precisions for b in budgets]
     return out
 
 

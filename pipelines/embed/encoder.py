@@ -30,6 +30,7 @@ import numpy as np
 from pipelines.embed.batching import padded_tokens, plan_batches, width_of
 from pipelines.embed.models import ModelError, default_minilm, load_tokenizer
 from pipelines.embed.onnx_runtime import OnnxModel, exported
+from pipelines.embed.openvino_runtime import OpenVinoModel
 from pipelines.embed.registry import Architecture, EncoderSpec, resolve
 from pipelines.embed.settings import EmbedSettings
 from pipelines.hub_downloads import hint, local_only
@@ -132,16 +133,25 @@ class Encoder:
                 "embed.backend onnx runs float32 (or quantize int8) on CPU; "
                 f"got device {'cuda' if cuda else 'cpu'}, dtype {dtype}"
             )
+        if backend == "openvino" and (cuda or quantize != "none" or dtype == "float16"):
+            raise ModelError(
+                "embed.backend openvino runs float32 or bfloat16 on CPU, without quantize; "
+                f"got device {'cuda' if cuda else 'cpu'}, dtype {dtype}, quantize {quantize}"
+            )
         self.backend = backend
         self.onnx_cache = onnx_cache
         self.quantize = quantize
         self.dtype_name = "float32" if backend == "onnx" else self._dtype_name(dtype)
+        # exported backends load float32 weights; OpenVINO infers in ``precision``
+        self.precision = self.dtype_name
+        if backend == "openvino":
+            self.dtype_name = "float32"
         self.dtype = getattr(torch, self.dtype_name)
         # auto: SDPA on CUDA; eager on CPU, about 10% faster there for short encoder inputs
         # (bench/embed.py, docs/performance.md)
         self.attention = attention if attention != "auto" else ("sdpa" if cuda else "eager")
-        if backend == "onnx":
-            self.attention = "eager"  # what the export traces; ONNX Runtime fuses it
+        if backend in ("onnx", "openvino"):
+            self.attention = "eager"  # what the export traces; the runtime fuses it
         self.batch_tokens = batch_tokens or (GPU_BUDGET if cuda else CPU_BUDGET)
         self.max_batch = max_batch
         self.block_texts = block_texts
@@ -196,10 +206,12 @@ class Encoder:
                 f"cannot load encoder {self.spec.name!r} ({source}): {exc}{hint(source)}"
             ) from None
         model.eval()
-        if self.backend == "onnx":
+        if self.backend in ("onnx", "openvino"):
             pooled = self.spec.pooling == "pooler"
             identity = f"{self.spec.fingerprint()}:{source}:{architecture}"
             path = exported(model, source, identity, pooled, self.quantize, self.onnx_cache)
+            if self.backend == "openvino":
+                return [OpenVinoModel(path, pooled, self.precision, torch.get_num_threads())]
             return [OnnxModel(path, pooled, torch.get_num_threads())]
         if self.quantize == "int8":
             model = torch.ao.quantization.quantize_dynamic(
@@ -220,7 +232,7 @@ class Encoder:
         """Identifies vectors: the spec plus precision, quantization and a backend other than
         torch."""
         extra = {"backend": self.backend} if self.backend != "torch" else {}
-        return self.spec.fingerprint(dtype=self.dtype_name, quantize=self.quantize, **extra)
+        return self.spec.fingerprint(dtype=self.precision, quantize=self.quantize, **extra)
 
     def encode(self, texts: Sequence[str], kind: str = "passage") -> np.ndarray:
         """Float32 vectors of ``texts`` (``kind`` passage or query), one row per text."""

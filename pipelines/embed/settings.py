@@ -112,24 +112,25 @@ class EmbedSettings(Strict):
             "float32 (min_cosine, min_overlap); auto: a calibration candidate on CPU."
         ),
     )
-    backend: Literal["auto", "torch", "onnx"] = Field(
+    backend: Literal["auto", "torch", "onnx", "openvino"] = Field(
         "auto",
         description=(
-            "torch, or onnx (ONNX Runtime on CPU, pip install 'benchsmith[onnx]'); auto: a "
-            "calibration candidate where onnxruntime is installed."
+            "torch; onnx (ONNX Runtime on CPU, pip install 'benchsmith[onnx]'); openvino "
+            "(OpenVINO on CPU, pip install 'benchsmith[openvino]'); auto: calibration candidates "
+            "where installed."
         ),
     )
 
     @field_validator("backend")
     @classmethod
-    def _onnx_installed(cls, value: str) -> str:
-        if value == "onnx":
-            require("onnx")
+    def _backend_installed(cls, value: str) -> str:
+        if value in ("onnx", "openvino"):
+            require(value)
         return value
 
     onnx_cache: ProjectPath = Field(
         Path(".cache/embeddings/onnx"),
-        description="Models exported to ONNX, by model and versions; reused across runs.",
+        description="Models exported to ONNX (for onnx and openvino), reused across runs.",
     )
     calibrate_texts: StrictInt = Field(
         96, ge=8, description="Texts each calibration candidate embeds (timed after a warm-up)."

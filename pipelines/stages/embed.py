@@ -56,11 +56,11 @@ def _blocks(path: Path, size: int, columns: list[str]) -> Iterator[dict[str, lis
 def check_agreement(settings: EmbedSettings, encoder: Encoder, texts: list[str]) -> dict[str, Any]:
     """Compare ``encoder`` with float32 on ``texts``; raise below the floors."""
     plain = encoder.backend == "torch" and encoder.quantize == "none"
-    if plain and encoder.dtype_name == "float32":
+    if plain and encoder.precision == "float32":
         return {"mode": "float32", "checked": False}
     reference = build_encoder(settings, dtype="float32", quantize="none", backend="torch")
     result = agreement(reference.encode(texts), encoder.encode(texts))
-    mode = encoder.quantize if encoder.quantize != "none" else encoder.dtype_name
+    mode = encoder.quantize if encoder.quantize != "none" else encoder.precision
     mode = mode if encoder.backend == "torch" else f"{encoder.backend}-{mode}"
     if result.mean_cosine < settings.min_cosine or result.overlap < settings.min_overlap:
         raise AgreementError(
@@ -188,7 +188,7 @@ def run_embed(settings: EmbedSettings, *, chunks: Path, out: Path) -> StageStats
             "model": encoder.spec.model or "sentence-transformers/all-MiniLM-L6-v2",
             "fingerprint": fingerprint,
             "device": encoder.devices[0] if len(encoder.devices) == 1 else encoder.devices,
-            "dtype": encoder.dtype_name,
+            "dtype": encoder.precision,
             "quantize": encoder.quantize,
             "attention": encoder.attention,
             "batch_tokens": encoder.batch_tokens,
