@@ -151,7 +151,7 @@ def main() -> None:
     )
     print(
         f"machine: {where}, {info['cores']} cores, torch {info['torch']}"
-        f"{', onnxruntime ' + info['onnxruntime'] if 'onnxruntime' in info else ''}; "
+        f"{''.join(f', {k} {info[k]}' for k in ('onnxruntime', 'openvino') if k in info)}; "
         f"model {args.model}; {len(texts)} passages, {tokens:,} tokens (max {max_length})"
     )
     print(f"\ncalibration on {settings.calibrate_texts} passages, {calibration_seconds:.1f} s:")

@@ -1,17 +1,20 @@
-"""Choose the encoder's precision, attention and token budget by measuring on this machine.
+"""Choose the encoder's precision, attention, token budget and backend by measuring on this
+machine.
 
-A fixed default cannot be right everywhere: bfloat16 is about 3x faster than float32 on a CPU
-with AMX and 30% slower on one with AVX-512 BF16 alone. So every setting left at ``auto``
-(``embed.dtype``, ``attention``, ``batch_tokens``, and ``quantize: auto`` for int8) is decided by
-timing each candidate on a sample of the stage's own texts, after a warm-up, and keeping the
-fastest whose vectors pass the agreement floors against float32 (``min_cosine``,
-``min_overlap``). float32 is always a candidate, so the choice is never slower than float32.
+A fixed default cannot be right everywhere: bfloat16 ran about 3x faster than float32 on one
+2-core CPU with AVX-512 BF16 and 30% slower on another. So every setting left at ``auto``
+(``embed.dtype``, ``attention``, ``batch_tokens``, ``backend``, and ``quantize: auto`` for int8)
+is decided by timing each candidate on a sample of the stage's own texts, after a warm-up, and
+keeping the fastest whose vectors pass the agreement floors against float32 (``min_cosine``,
+``min_overlap``). Backends are torch, and ONNX Runtime and OpenVINO where installed. torch
+float32 is always a candidate, so the choice is never slower than float32.
 
 The result is kept in a JSON file beside the embedding cache under a machine fingerprint (CPU
-model and flags or GPU name, cores, torch version, the encoder, the candidates and floors): the
-next run reuses it, a changed fingerprint measures again. Explicit settings are never
-overridden. A job with fewer texts than ``calibrate_min_texts`` and no stored result does not
-pay for a calibration: it runs float32 (the precision every candidate is checked against).
+model and flags or GPU name, cores, torch, onnxruntime and openvino versions, the encoder, the
+candidates and floors): the next run reuses it, a changed fingerprint measures again. Explicit
+settings are never overridden. A job with fewer texts than ``calibrate_min_texts`` and no stored
+result does not pay for a calibration: it runs float32 (the precision every candidate is checked
+against).
 """
 
 from __future__ import annotations

@@ -8,9 +8,11 @@
   the current one; copies to the GPU are non-blocking.
 - On CUDA every visible GPU holds a replica and pulls batches from one queue; on CPU the model
   uses every core. Vectors land at their texts' original positions.
-- Precision: bfloat16 by default (float16 on GPUs without bfloat16); attention SDPA on CUDA and
-  eager on CPU by default; float32 and flash attention are settings. ``int8`` quantizes linear
-  layers dynamically (CPU).
+- Precision: bfloat16 when unset (float16 on GPUs without bfloat16); the embed stage sets it, and
+  attention, budget and backend, by calibration (:mod:`pipelines.embed.calibrate`). ``int8``
+  quantizes linear layers dynamically (CPU).
+- Backends: torch; ONNX Runtime and OpenVINO on CPU, from an ONNX export of the loaded model
+  (:mod:`pipelines.embed.onnx_runtime`, :mod:`pipelines.embed.openvino_runtime`).
 """
 
 from __future__ import annotations
