@@ -133,14 +133,7 @@ def main() -> None:
     )
     calibration_seconds = time.perf_counter() - start
     chosen = calibration.chosen
-    ours = build_encoder(
-        settings,
-        dtype=chosen.dtype,
-        attention=chosen.attention,
-        batch_tokens=chosen.batch_tokens,
-        quantize=chosen.quantize,
-        backend=chosen.backend,
-    )
+    ours = build_encoder(settings, **chosen.options())
     max_length = ours.spec.max_length
     lengths = [
         len(x) for x in ours.tokenizer(texts, truncation=True, max_length=max_length)["input_ids"]

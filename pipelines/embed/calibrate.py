@@ -48,6 +48,10 @@ class Candidate:
     quantize: str = "none"
     backend: str = "torch"
 
+    def options(self) -> dict[str, Any]:
+        """The embed settings (and encoder options) this candidate sets, by their names."""
+        return asdict(self)
+
     @property
     def label(self) -> str:
         mode = "int8" if self.quantize == "int8" else self.dtype
@@ -262,14 +266,7 @@ def calibrate(
     sample = list(texts[: settings.calibrate_texts])
 
     def default_build(candidate: Candidate) -> Encoder:
-        return build_encoder(
-            settings,
-            dtype=candidate.dtype,
-            attention=candidate.attention,
-            batch_tokens=candidate.batch_tokens,
-            quantize=candidate.quantize,
-            backend=candidate.backend,
-        )
+        return build_encoder(settings, **candidate.options())
 
     chosen, rows = search(settings, options, sample, build or default_build)
     fastest = min(rows, key=lambda r: r["seconds"])

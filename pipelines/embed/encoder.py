@@ -65,28 +65,25 @@ _ALLOCATE = threading.Lock()
 
 
 class _Output:
-    """Vectors written by row as batches finish; the array is made when the first batch tells
-    its width. ``at(offset)`` views the same array from a block's first row."""
+    """Vectors written by row as batches finish, at ``offset`` (the current block's first row);
+    the array is made when the first batch tells its width."""
 
-    def __init__(self, rows: int, box: list[np.ndarray | None] | None = None, offset: int = 0):
+    def __init__(self, rows: int):
         self.rows = rows
-        self.offset = offset
-        self._box: list[np.ndarray | None] = box if box is not None else [None]
-
-    def at(self, offset: int) -> _Output:
-        return _Output(self.rows, self._box, offset)
+        self.offset = 0
+        self._array: np.ndarray | None = None
 
     def put(self, batch: list[int], vectors: np.ndarray) -> None:
-        if self._box[0] is None:
-            with _ALLOCATE:
-                if self._box[0] is None:
-                    self._box[0] = np.empty((self.rows, vectors.shape[1]), dtype=np.float32)
-        self.array[np.asarray(batch) + self.offset] = vectors
+        if self._array is None:
+            with _ALLOCATE:  # GPU replicas may finish their first batches together
+                if self._array is None:
+                    self._array = np.empty((self.rows, vectors.shape[1]), dtype=np.float32)
+        self._array[np.asarray(batch) + self.offset] = vectors
 
     @property
     def array(self) -> np.ndarray:
-        assert self._box[0] is not None
-        return self._box[0]
+        assert self._array is not None
+        return self._array
 
 
 def _model_class(architecture: Architecture) -> Any:
@@ -143,11 +140,10 @@ class Encoder:
         self.backend = backend
         self.onnx_cache = onnx_cache
         self.quantize = quantize
-        self.dtype_name = "float32" if backend == "onnx" else self._dtype_name(dtype)
-        # exported backends load float32 weights; OpenVINO infers in ``precision``
-        self.precision = self.dtype_name
-        if backend == "openvino":
-            self.dtype_name = "float32"
+        # the precision vectors are computed in; the weights transformers loads are float32 for
+        # the exported backends (OpenVINO infers in ``precision`` itself)
+        self.precision = "float32" if backend == "onnx" else self._dtype_name(dtype)
+        self.dtype_name = "float32" if backend in ("onnx", "openvino") else self.precision
         self.dtype = getattr(torch, self.dtype_name)
         # auto: SDPA on CUDA; eager on CPU, about 10% faster there for short encoder inputs
         # (bench/embed.py, docs/performance.md)
@@ -271,7 +267,8 @@ class Encoder:
             stats.tokens += sum(lengths)
             stats.batches += len(batches)
             stats.padded_tokens += padded_tokens(lengths, batches, *shape)
-            self._spread(models, tokenizer, ids, batches, out.at(start))
+            out.offset = start  # blocks run one after another
+            self._spread(models, tokenizer, ids, batches, out)
         return out.array, stats
 
     def _spread(

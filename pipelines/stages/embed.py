@@ -81,11 +81,7 @@ def calibrated(settings: EmbedSettings, chunks: Path) -> tuple[EmbedSettings, di
     total = pq.ParquetFile(chunks).metadata.num_rows
     sample = next(_blocks(chunks, settings.calibrate_texts, ["text"]), {"text": []})["text"]
     result = calibrate(settings, sample, total, cuda=cuda)
-    chosen = result.chosen
-    update = {"dtype": chosen.dtype, "attention": chosen.attention,
-              "batch_tokens": chosen.batch_tokens, "quantize": chosen.quantize,
-              "backend": chosen.backend}  # fmt: skip
-    return settings.model_copy(update=update), result.as_dict()
+    return settings.model_copy(update=result.chosen.options()), result.as_dict()
 
 
 def embed_local(
