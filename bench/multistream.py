@@ -26,8 +26,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pipelines.sources.multistream import StreamStats, candidate_pages, find_in_index  # noqa: E402
-from pipelines.sources.wiki_dump import read_dump  # noqa: E402
+from pipelines.sources.wiki.dump import read_dump  # noqa: E402
+from pipelines.sources.wiki.multistream import StreamStats, candidate_pages, find_in_index  # noqa: E402
 from tests.support.multistream import filler_page, split_export, write_multistream  # noqa: E402
 from tests.support.snapshot import SNAPSHOT_XML  # noqa: E402
 

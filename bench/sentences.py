@@ -25,7 +25,7 @@ from pathlib import Path
 
 from bench.wheels import importable
 from builders.text import sentences
-from pipelines.sources.wiki_dump import read_dump
+from pipelines.sources.wiki.dump import read_dump
 
 ROOT = Path(__file__).resolve().parents[1]
 SNAPSHOT = ROOT / "snapshot" / "wiki" / "export.xml"

@@ -51,7 +51,7 @@ def measure(path: str, mode: str, workers: int) -> dict[str, float]:
     """Read ``path`` in this process and return pages, seconds and peak RSS growth (MB)."""
     import xml.etree.ElementTree as ET
 
-    from pipelines.sources.wiki_dump import read_dump
+    from pipelines.sources.wiki.dump import read_dump
 
     baseline = _peak_rss_mb()
     start = time.perf_counter()

@@ -24,8 +24,8 @@ import time
 from pathlib import Path
 
 from bench.wheels import member
-from pipelines.sources.wiki_dump import iter_pages, read_dump
-from pipelines.sources.wikitext import parse_wikitext
+from pipelines.sources.wiki.dump import iter_pages, read_dump
+from pipelines.sources.wiki.wikitext import parse_wikitext
 
 GENSIM = "gensim==4.4.0"
 ENWIKI = (

@@ -22,7 +22,7 @@ from pipelines.publish.settings import PublishSettings
 from pipelines.publish.statistics import NAMED
 from pipelines.retrieval.settings import RetrievalSettings
 from pipelines.sources.web_settings import WebSettings
-from pipelines.sources.wiki_settings import WikiSettings
+from pipelines.sources.wiki.settings import WikiSettings
 from pipelines.synthesis.settings import LVEvalStageSettings
 
 SECTIONS = {"llm": LLMSettings, "retrieval": RetrievalSettings}

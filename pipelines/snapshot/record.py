@@ -28,7 +28,7 @@ from pipelines.sources.fetch import Fetcher
 from pipelines.sources.search import SearchHit, SearchLog, SearchProvider, is_excluded
 from pipelines.sources.urls import canonical_url, host_of
 from pipelines.sources.warc_archive import WarcArchive
-from pipelines.sources.wiki_dump import read_dump
+from pipelines.sources.wiki.dump import read_dump
 
 
 class SiteSearch(SearchProvider):

@@ -25,7 +25,7 @@ from builders.wikigen.entries import event_id
 from pipelines.llm import LLMClient, LLMSettings
 from pipelines.outputs import TableWriter
 from pipelines.progress import progress_iter
-from pipelines.sources.articles import read_articles
+from pipelines.sources.wiki.articles import read_articles
 from pipelines.stage_run import stage_run
 from pipelines.stats import StageStats
 from pipelines.synthesis.summhay import synthesize

@@ -24,7 +24,6 @@ from builders.wikigen.records import DOCUMENT_SCHEMA, Article, WebDocument
 from pipelines.errors import MissingInputError
 from pipelines.outputs import TableWriter
 from pipelines.progress import progress_iter
-from pipelines.sources.articles import read_articles
 from pipelines.sources.extract import Extraction, extract_many, finished
 from pipelines.sources.fetch import REFETCHED, Fetcher, FetchResult
 from pipelines.sources.replay import ReplayFetcher, load_index
@@ -40,6 +39,7 @@ from pipelines.sources.search.registry import live_provider
 from pipelines.sources.urls import canonical_url
 from pipelines.sources.warc_archive import WarcArchive
 from pipelines.sources.web_settings import WebSettings
+from pipelines.sources.wiki.articles import read_articles
 from pipelines.stage_run import stage_run
 from pipelines.stats import StageStats
 

@@ -12,7 +12,7 @@ from builders.wikigen.records import ARTICLE_SCHEMA, Article
 from builders.wikigen.select import check_content, check_window, window_bounds
 from pipelines.outputs import TableWriter
 from pipelines.progress import progress_iter
-from pipelines.sources.wiki_settings import WikiSettings
+from pipelines.sources.wiki.settings import WikiSettings
 from pipelines.stage_run import stage_run
 from pipelines.stats import StageStats
 
@@ -29,21 +29,21 @@ def _articles(
 ) -> tuple[Iterator[Article | Drop], Lookup | None]:
     """Return the configured reader and, when the reader cannot date pages, a date look-up;
     what a candidate-first read touched goes to ``extra``."""
-    from pipelines.sources.mediawiki_client import MediaWikiClient
+    from pipelines.sources.wiki.mediawiki_client import MediaWikiClient
 
     if settings.reader == "api" or (settings.reader == "html" and settings.html.source == "rest"):
-        from pipelines.sources.wiki_api import read_api
+        from pipelines.sources.wiki.api import read_api
 
         return read_api(MediaWikiClient(settings.api), settings), None
     if settings.reader == "html":
         return _enterprise(settings)
-    from pipelines.sources.wiki_dump import read_dump
+    from pipelines.sources.wiki.dump import read_dump
 
     dump = settings.dump
     assert dump is not None  # guaranteed by WikiSettings validation
     created: dict[str, datetime] | None = None
     if dump.creation_dates == "log":
-        from pipelines.sources.creation_log import read_creation_log
+        from pipelines.sources.wiki.creation_log import read_creation_log
 
         assert dump.log_path is not None  # guaranteed by DumpSettings validation
         created = read_creation_log(dump.log_path, since=window_bounds(settings)[0])
@@ -76,7 +76,7 @@ def _candidates(
     """The candidate pages of a multistream dump: titles created in the window (creation log)
     and those of ``candidates_path``, read from their bz2 streams only; what was touched goes
     to ``extra['multistream']`` when reading ends."""
-    from pipelines.sources.multistream import StreamStats, candidate_pages, find_in_index
+    from pipelines.sources.wiki.multistream import StreamStats, candidate_pages, find_in_index
 
     dump = settings.dump
     assert dump is not None and dump.index_path is not None
@@ -100,9 +100,9 @@ def _candidates(
 
 def _enterprise(settings: WikiSettings) -> tuple[Iterator[Article | Drop], Lookup | None]:
     """An Enterprise HTML dump's articles, and how candidates get their creation dates."""
-    from pipelines.sources.mediawiki_client import MediaWikiClient
-    from pipelines.sources.wiki_article import log_slow
-    from pipelines.sources.wiki_enterprise import read_enterprise
+    from pipelines.sources.wiki.article import log_slow
+    from pipelines.sources.wiki.enterprise import read_enterprise
+    from pipelines.sources.wiki.mediawiki_client import MediaWikiClient
 
     html = settings.html
     assert html.path is not None  # guaranteed by HtmlSettings validation
@@ -114,7 +114,7 @@ def _enterprise(settings: WikiSettings) -> tuple[Iterator[Article | Drop], Looku
     )
     pages = log_slow(read, settings.slow_page_s, str(html.path))
     if html.creation_dates == "log":
-        from pipelines.sources.creation_log import read_creation_log
+        from pipelines.sources.wiki.creation_log import read_creation_log
 
         assert html.log_path is not None
         return pages, read_creation_log(html.log_path, since=window_bounds(settings)[0]).get

@@ -12,7 +12,7 @@ from builders.wikigen.records import ENTRY_SCHEMA, WebDocument
 from builders.wikigen.settings import WikigenSettings
 from pipelines.errors import MissingInputError
 from pipelines.outputs import TableWriter
-from pipelines.sources.articles import read_articles
+from pipelines.sources.wiki.articles import read_articles
 from pipelines.stage_run import stage_run
 from pipelines.stats import StageStats
 

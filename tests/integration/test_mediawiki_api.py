@@ -13,10 +13,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from builders.wikigen.select import classify
-from pipelines.sources.mediawiki_client import MediaWikiClient
-from pipelines.sources.wiki_api import discover_titles, read_api
-from pipelines.sources.wiki_dump import read_dump
-from pipelines.sources.wiki_settings import ApiSettings, DumpSettings, WikiSettings
+from pipelines.sources.wiki.api import discover_titles, read_api
+from pipelines.sources.wiki.dump import read_dump
+from pipelines.sources.wiki.mediawiki_client import MediaWikiClient
+from pipelines.sources.wiki.settings import ApiSettings, DumpSettings, WikiSettings
 from pipelines.stages.wiki import run_wiki
 from tests.support.snapshot import SNAPSHOT_EVENTS, SNAPSHOT_TRAPS, SNAPSHOT_XML
 

@@ -20,8 +20,8 @@ import pytest
 from builders.drops import Drop
 from builders.wikigen.records import Article
 from builders.wikigen.select import check_content
-from pipelines.sources.multistream import StreamStats, candidate_pages, find_in_index
-from pipelines.sources.wiki_dump import iter_pages, read_dump
+from pipelines.sources.wiki.dump import iter_pages, read_dump
+from pipelines.sources.wiki.multistream import StreamStats, candidate_pages, find_in_index
 from tests.support.multistream import split_export, write_multistream
 from tests.support.wheels import member
 

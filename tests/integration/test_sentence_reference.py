@@ -8,7 +8,7 @@ import pytest
 
 from bench.sentences import starts_of
 from builders.text import sentences
-from pipelines.sources.wiki_dump import read_dump
+from pipelines.sources.wiki.dump import read_dump
 from tests.support.snapshot import ROOT
 from tests.support.wheels import importable
 

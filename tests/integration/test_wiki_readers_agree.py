@@ -11,11 +11,11 @@ import pytest
 
 from builders.wikigen.records import Article
 from builders.wikigen.select import classify
-from pipelines.sources.mediawiki_client import MediaWikiClient
-from pipelines.sources.wiki_api import read_api
-from pipelines.sources.wiki_dump import read_dump
-from pipelines.sources.wiki_enterprise import read_enterprise
-from pipelines.sources.wiki_settings import ApiSettings, HtmlSettings, WikiSettings
+from pipelines.sources.wiki.api import read_api
+from pipelines.sources.wiki.dump import read_dump
+from pipelines.sources.wiki.enterprise import read_enterprise
+from pipelines.sources.wiki.mediawiki_client import MediaWikiClient
+from pipelines.sources.wiki.settings import ApiSettings, HtmlSettings, WikiSettings
 from pipelines.stages.wiki import run_wiki
 from tests.support.snapshot import SNAPSHOT_EVENTS, SNAPSHOT_XML
 

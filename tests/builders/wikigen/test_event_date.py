@@ -14,7 +14,7 @@ import pytest
 
 from builders.wikigen.event_date import EVENT_DATE_KEYS, event_date, parse_date
 from builders.wikigen.records import Article
-from pipelines.sources.wiki_dump import iter_pages, read_dump
+from pipelines.sources.wiki.dump import iter_pages, read_dump
 from tests.support.snapshot import SNAPSHOT_EVENTS, SNAPSHOT_XML
 from tests.support.wheels import member
 

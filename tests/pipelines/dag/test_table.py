@@ -36,7 +36,7 @@ def test_the_baselines_stages_depend_on_the_encoder_they_run(stage: str) -> None
 def test_code_deps_are_the_import_closure_and_nothing_else() -> None:
     wiki = [d for d in GENERATED["wiki"]["deps"] if d.endswith(".py")]
     # the wiki stage reads dumps and the MediaWiki API; it runs no model and no crawler
-    assert "pipelines/sources/wiki_dump.py" in wiki and "pipelines/sources/wikitext.py" in wiki
+    assert "pipelines/sources/wiki/dump.py" in wiki and "pipelines/sources/wiki/wikitext.py" in wiki
     assert not [d for d in wiki if d.startswith(("pipelines/embed/", "pipelines/llm/"))]
     assert "pipelines/sources/fetch.py" not in wiki
     # no stage depends on the CLI, the table, or another stage's module

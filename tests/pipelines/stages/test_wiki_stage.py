@@ -7,7 +7,7 @@ import pytest
 from builders.drops import DROP_SCHEMA, Drop
 from builders.wikigen.records import ARTICLE_SCHEMA, Article
 from pipelines.errors import SourceFormatError
-from pipelines.sources.wiki_dump import read_dump
+from pipelines.sources.wiki.dump import read_dump
 from pipelines.stages.wiki import run_wiki
 from tests.support.snapshot import SNAPSHOT_EVENTS, SNAPSHOT_XML
 

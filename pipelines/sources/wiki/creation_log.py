@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 from pathlib import Path
 
-from pipelines.sources.xml_source import XmlSource, local, parse_timestamp
+from pipelines.sources.wiki.xml_source import XmlSource, local, parse_timestamp
 
 
 def read_creation_log(path: Path, since: datetime) -> dict[str, datetime]:

@@ -14,7 +14,7 @@ import pytest
 from builders.drops import Drop
 from builders.wikigen.records import Article
 from pipelines.errors import SourceFormatError
-from pipelines.sources.wiki_dump import read_dump
+from pipelines.sources.wiki.dump import read_dump
 from tests.support.snapshot import SNAPSHOT_XML
 
 SKIP = ["References", "External links"]

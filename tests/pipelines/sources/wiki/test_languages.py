@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from pipelines.sources.wiki_languages import LANGUAGES, rules_for
-from pipelines.sources.wiki_settings import WikiSettings
-from pipelines.sources.wikitext import parse_wikitext
+from pipelines.sources.wiki.languages import LANGUAGES, rules_for
+from pipelines.sources.wiki.settings import WikiSettings
+from pipelines.sources.wiki.wikitext import parse_wikitext
 
 ZH = (
     """{{Infobox event|name=梅里达尔河洪水}}

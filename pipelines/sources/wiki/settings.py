@@ -10,8 +10,8 @@ from pydantic import AwareDatetime, Field, StrictInt, model_validator
 from builders.settings import Strict
 from builders.wikigen.select import EventSelection
 from pipelines.paths import InputFile
-from pipelines.sources.wiki_languages import LANGUAGES, rules_for
-from pipelines.sources.wikitext import PageRules
+from pipelines.sources.wiki.languages import LANGUAGES, rules_for
+from pipelines.sources.wiki.wikitext import PageRules
 
 
 class DumpSettings(Strict):

@@ -1,5 +1,5 @@
-from pipelines.sources.wiki_languages import rules_for
-from pipelines.sources.wikitext import parse_wikitext, plain_text
+from pipelines.sources.wiki.languages import rules_for
+from pipelines.sources.wiki.wikitext import parse_wikitext, plain_text
 
 PAGE = """{{Infobox flood
 | name = 2026 Test floods

@@ -18,7 +18,7 @@ import lxml.html
 from lxml.html import HtmlElement
 
 from builders.wikigen.records import ExternalLink, Reference
-from pipelines.sources.wikitext import (
+from pipelines.sources.wiki.wikitext import (
     TEMPLATE_NAMESPACES,
     PageRules,
     ParsedPage,

@@ -19,9 +19,9 @@ from urllib.parse import quote
 from builders.drops import Drop
 from builders.wikigen.records import Article
 from pipelines.errors import WikiApiError
-from pipelines.sources.wiki_fidelity import fidelity, judged, leftover_markup
-from pipelines.sources.wiki_html import parse_html
-from pipelines.sources.wikitext import PageRules, parse_wikitext
+from pipelines.sources.wiki.fidelity import fidelity, judged, leftover_markup
+from pipelines.sources.wiki.html import parse_html
+from pipelines.sources.wiki.wikitext import PageRules, parse_wikitext
 
 log = logging.getLogger(__name__)
 

@@ -28,10 +28,10 @@ from builders.drops import Drop
 from builders.wikigen.records import Article
 from builders.wikigen.select import reject_unparsed
 from pipelines.errors import SourceFormatError
-from pipelines.sources.wiki_article import build_article, guarded, log_slow, page_drop, page_url
-from pipelines.sources.wiki_languages import rules_for
-from pipelines.sources.wikitext import PageRules
-from pipelines.sources.xml_source import UNREADABLE, XmlSource, local, parse_timestamp
+from pipelines.sources.wiki.article import build_article, guarded, log_slow, page_drop, page_url
+from pipelines.sources.wiki.languages import rules_for
+from pipelines.sources.wiki.wikitext import PageRules
+from pipelines.sources.wiki.xml_source import UNREADABLE, XmlSource, local, parse_timestamp
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)

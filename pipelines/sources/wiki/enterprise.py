@@ -20,9 +20,9 @@ from typing import Any
 
 from builders.drops import Drop
 from builders.wikigen.records import Article
-from pipelines.sources.wiki_article import build_article, guarded, page_drop
-from pipelines.sources.wikitext import PageRules
-from pipelines.sources.xml_source import open_maybe_compressed
+from pipelines.sources.wiki.article import build_article, guarded, page_drop
+from pipelines.sources.wiki.wikitext import PageRules
+from pipelines.sources.wiki.xml_source import open_maybe_compressed
 
 
 def _complete(row: dict[str, Any]) -> bool:

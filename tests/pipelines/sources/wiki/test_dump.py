@@ -7,8 +7,8 @@ import pytest
 
 from builders.wikigen.select import classify
 from pipelines.errors import SourceFormatError
-from pipelines.sources.creation_log import read_creation_log
-from pipelines.sources.wiki_dump import read_dump
+from pipelines.sources.wiki.creation_log import read_creation_log
+from pipelines.sources.wiki.dump import read_dump
 from tests.support.snapshot import SNAPSHOT_EVENTS, SNAPSHOT_TRAPS, SNAPSHOT_XML
 
 SKIP = ["References", "External links"]

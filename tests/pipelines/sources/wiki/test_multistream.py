@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from pipelines.errors import SourceFormatError
-from pipelines.sources.multistream import StreamStats, candidate_pages, find_in_index
-from pipelines.sources.wiki_dump import read_dump
+from pipelines.sources.wiki.dump import read_dump
+from pipelines.sources.wiki.multistream import StreamStats, candidate_pages, find_in_index
 from tests.support.multistream import filler_page, split_export, write_multistream
 from tests.support.snapshot import SNAPSHOT_XML
 

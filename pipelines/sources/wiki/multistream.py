@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import IO
 
 from pipelines.errors import SourceFormatError
-from pipelines.sources.wiki_dump import SiteInfo, _Page, page_from, site_from
-from pipelines.sources.xml_source import local, open_maybe_compressed
+from pipelines.sources.wiki.dump import SiteInfo, _Page, page_from, site_from
+from pipelines.sources.wiki.xml_source import local, open_maybe_compressed
 
 READ_BYTES = 1 << 16
 

@@ -12,8 +12,8 @@ from urllib.parse import quote
 from pipelines import __version__
 from pipelines.errors import WikiApiError
 from pipelines.retry import RetryPolicy, backoff_s
-from pipelines.sources.wiki_settings import ApiSettings
-from pipelines.sources.xml_source import parse_timestamp
+from pipelines.sources.wiki.settings import ApiSettings
+from pipelines.sources.wiki.xml_source import parse_timestamp
 
 log = logging.getLogger(__name__)
 

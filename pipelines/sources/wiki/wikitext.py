@@ -28,7 +28,7 @@ from mwparserfromhell.wikicode import Wikicode
 from builders.text import text_length
 from builders.wikigen.records import ExternalLink as LinkRecord
 from builders.wikigen.records import Reference, Section
-from pipelines.sources.inline_templates import renderer_for
+from pipelines.sources.wiki.inline_templates import renderer_for
 
 P = TypeVar("P")
 REDIRECT_RE = re.compile(r"^\s*#REDIRECT\s*:?\s*\[\[([^\]|#]+)", re.IGNORECASE)
@@ -84,7 +84,7 @@ _SPACE_BEFORE_RE = re.compile(r"[ \t]+([,;.:!?)）])")
 @dataclass(frozen=True)
 class PageRules:
     """What rendering needs to know about the wiki a page comes from (names case-folded);
-    :func:`pipelines.sources.wiki_languages.rules_for` makes them for a language."""
+    :func:`pipelines.sources.wiki.languages.rules_for` makes them for a language."""
 
     skip_sections: frozenset[str] = frozenset()
     external_links: frozenset[str] = frozenset({"external links"})

@@ -3,8 +3,8 @@ import json
 import pytest
 
 from pipelines.errors import WikiApiError
-from pipelines.sources.mediawiki_client import MediaWikiClient
-from pipelines.sources.wiki_settings import ApiSettings
+from pipelines.sources.wiki.mediawiki_client import MediaWikiClient
+from pipelines.sources.wiki.settings import ApiSettings
 from tests.support.http_server import scripted_server
 
 # what pymediawiki asks for when it connects: meta=siteinfo&siprop=extensions|general

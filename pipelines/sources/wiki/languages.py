@@ -2,7 +2,7 @@
 of the external links, the names of the file and category namespaces, how infoboxes are named,
 and whether lengths count words or characters (Chinese and Japanese, as LV-Eval counts them).
 Template namespace names of every language are recognised everywhere
-(:data:`~pipelines.sources.wikitext.TEMPLATE_NAMESPACES`).
+(:data:`~pipelines.sources.wiki.wikitext.TEMPLATE_NAMESPACES`).
 
 Defaults are given for en, zh, de, fr, es, ru and ja. Every wiki also accepts the canonical
 English namespace names, and the namespace names a dump's ``<siteinfo>`` (or the API) reports are
@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from pipelines.sources.wikitext import PageRules
+from pipelines.sources.wiki.wikitext import PageRules
 
 FILE_NS, CATEGORY_NS = 6, 14
 """MediaWiki's namespace numbers for files and categories."""

@@ -23,11 +23,11 @@ from typing import Any
 from builders.drops import Drop
 from builders.wikigen.records import Article
 from builders.wikigen.select import window_bounds
-from pipelines.sources.mediawiki_client import MediaWikiClient
-from pipelines.sources.wiki_article import build_article, guarded, page_url
-from pipelines.sources.wiki_settings import WikiSettings
-from pipelines.sources.wikitext import PageRules
-from pipelines.sources.xml_source import parse_timestamp
+from pipelines.sources.wiki.article import build_article, guarded, page_url
+from pipelines.sources.wiki.mediawiki_client import MediaWikiClient
+from pipelines.sources.wiki.settings import WikiSettings
+from pipelines.sources.wiki.wikitext import PageRules
+from pipelines.sources.wiki.xml_source import parse_timestamp
 
 log = logging.getLogger(__name__)
 

@@ -1,0 +1,1 @@
+"""Wikipedia readers: XML, multistream and Enterprise HTML dumps, the MediaWiki API, wikitext."""
