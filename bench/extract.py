@@ -18,7 +18,7 @@ from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
-from pipelines.sources.extract import Extraction, ExtractSettings, extract_many, extract_one
+from pipelines.sources.web.extract import Extraction, ExtractSettings, extract_many, extract_one
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = ROOT / "snapshot" / "web" / "site"

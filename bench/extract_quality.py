@@ -50,8 +50,8 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import IO
 
-from pipelines.sources.extract import ExtractSettings, extract_many, extract_one
-from pipelines.sources.http_body import decode_text
+from pipelines.sources.web.extract import ExtractSettings, extract_many, extract_one
+from pipelines.sources.web.http_body import decode_text
 
 ROOT = Path(__file__).resolve().parents[1]
 CACHE = ROOT / ".cache" / "bench" / "trafilatura-eval"

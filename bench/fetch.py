@@ -18,8 +18,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import anyio
 
-from pipelines.sources.fetch import Fetcher
-from pipelines.sources.web_settings import FetchSettings
+from pipelines.sources.web.fetch import Fetcher
+from pipelines.sources.web.settings import FetchSettings
 
 BODY = b"<html><body>" + b"<p>Benchmark paragraph text.</p>" * 100 + b"</body></html>"
 

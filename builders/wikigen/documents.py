@@ -19,7 +19,7 @@ PENDING = "pending"
 
 
 class Hit(Protocol):
-    """What a search result must offer (``pipelines.sources.search.SearchHit`` does)."""
+    """What a search result must offer (``pipelines.sources.web.search.SearchHit`` does)."""
 
     query: str
     rank: int

@@ -21,7 +21,7 @@ from pipelines.publish.registry import DATASETS
 from pipelines.publish.settings import PublishSettings
 from pipelines.publish.statistics import NAMED
 from pipelines.retrieval.settings import RetrievalSettings
-from pipelines.sources.web_settings import WebSettings
+from pipelines.sources.web.settings import WebSettings
 from pipelines.sources.wiki.settings import WikiSettings
 from pipelines.synthesis.settings import LVEvalStageSettings
 

@@ -12,8 +12,8 @@ import yaml
 
 from pipelines import __version__
 from pipelines.embed.settings import EmbedSettings
-from pipelines.sources.search.base import REDACTED
-from pipelines.sources.search.base import redact as redact_text
+from pipelines.sources.web.search.base import REDACTED
+from pipelines.sources.web.search.base import redact as redact_text
 
 CREDENTIALS = re.compile(r"(://)[^@\s]+@")
 """User info in a URL (up to its last ``@``: a password may hold ``/``)."""

@@ -18,9 +18,9 @@ import pyarrow.parquet as pq
 from builders.wikigen.documents import content_hash
 from pipelines.errors import MissingInputError
 from pipelines.outputs import staged_outputs, write_json
-from pipelines.sources.extract import ExtractSettings, extract_one
-from pipelines.sources.fetch import Fetcher, FetchResult
-from pipelines.sources.web_settings import FetchSettings
+from pipelines.sources.web.extract import ExtractSettings, extract_one
+from pipelines.sources.web.fetch import Fetcher, FetchResult
+from pipelines.sources.web.settings import FetchSettings
 
 REHYDRATED = "documents.parquet"
 RESTORED, CHANGED, NOT_PUBLISHED = "restored", "changed", "not_published"

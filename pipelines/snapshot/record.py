@@ -24,10 +24,10 @@ from builders.wikigen.entries import event_id
 from builders.wikigen.select import classify
 from pipelines.snapshot.site_server import serve_site
 from pipelines.snapshot.tls import make_certificates
-from pipelines.sources.fetch import Fetcher
-from pipelines.sources.search import SearchHit, SearchLog, SearchProvider, is_excluded
-from pipelines.sources.urls import canonical_url, host_of
-from pipelines.sources.warc_archive import WarcArchive
+from pipelines.sources.web.fetch import Fetcher
+from pipelines.sources.web.search import SearchHit, SearchLog, SearchProvider, is_excluded
+from pipelines.sources.web.urls import canonical_url, host_of
+from pipelines.sources.web.warc_archive import WarcArchive
 from pipelines.sources.wiki.dump import read_dump
 
 

@@ -24,10 +24,10 @@ from builders.wikigen.records import DOCUMENT_SCHEMA, Article, WebDocument
 from pipelines.errors import MissingInputError
 from pipelines.outputs import TableWriter
 from pipelines.progress import progress_iter
-from pipelines.sources.extract import Extraction, extract_many, finished
-from pipelines.sources.fetch import REFETCHED, Fetcher, FetchResult
-from pipelines.sources.replay import ReplayFetcher, load_index
-from pipelines.sources.search import (
+from pipelines.sources.web.extract import Extraction, extract_many, finished
+from pipelines.sources.web.fetch import REFETCHED, Fetcher, FetchResult
+from pipelines.sources.web.replay import ReplayFetcher, load_index
+from pipelines.sources.web.search import (
     RecordedProvider,
     SearchHit,
     SearchLog,
@@ -35,10 +35,10 @@ from pipelines.sources.search import (
     is_excluded,
     render_queries,
 )
-from pipelines.sources.search.registry import live_provider
-from pipelines.sources.urls import canonical_url
-from pipelines.sources.warc_archive import WarcArchive
-from pipelines.sources.web_settings import WebSettings
+from pipelines.sources.web.search.registry import live_provider
+from pipelines.sources.web.settings import WebSettings
+from pipelines.sources.web.urls import canonical_url
+from pipelines.sources.web.warc_archive import WarcArchive
 from pipelines.sources.wiki.articles import read_articles
 from pipelines.stage_run import stage_run
 from pipelines.stats import StageStats

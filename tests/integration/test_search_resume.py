@@ -9,8 +9,8 @@ import pytest
 from googleapiclient.http import HttpMockSequence
 
 from pipelines.settings import load_params
-from pipelines.sources.search import GoogleCSE
-from pipelines.sources.search.recorded import NoHits, read_entries
+from pipelines.sources.web.search import GoogleCSE
+from pipelines.sources.web.search.recorded import NoHits, read_entries
 from pipelines.stages.web import run_web
 from pipelines.stages.wiki import run_wiki
 from tests.support.snapshot import ROOT, live_web_missing_one_query

@@ -18,8 +18,8 @@ import yaml
 from pipelines.settings import load_params
 from pipelines.snapshot.site_server import serve_site
 from pipelines.snapshot.tls import make_certificates
-from pipelines.sources.replay import load_index
-from pipelines.sources.urls import host_of
+from pipelines.sources.web.replay import load_index
+from pipelines.sources.web.urls import host_of
 from pipelines.stages.web import run_web
 from pipelines.stages.wiki import run_wiki
 from pipelines.stages.wikigen import run_wikigen

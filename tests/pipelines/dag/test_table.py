@@ -38,7 +38,7 @@ def test_code_deps_are_the_import_closure_and_nothing_else() -> None:
     # the wiki stage reads dumps and the MediaWiki API; it runs no model and no crawler
     assert "pipelines/sources/wiki/dump.py" in wiki and "pipelines/sources/wiki/wikitext.py" in wiki
     assert not [d for d in wiki if d.startswith(("pipelines/embed/", "pipelines/llm/"))]
-    assert "pipelines/sources/fetch.py" not in wiki
+    assert "pipelines/sources/web/fetch.py" not in wiki
     # no stage depends on the CLI, the table, or another stage's module
     for name, entry in GENERATED.items():
         deps = entry["deps"]

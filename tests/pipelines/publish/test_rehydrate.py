@@ -18,8 +18,8 @@ from pipelines.publish.export import export_config
 from pipelines.publish.registry import DATASETS
 from pipelines.publish.rehydrate import rehydrate
 from pipelines.snapshot.site_server import in_thread
-from pipelines.sources.extract import ExtractSettings, extract_one
-from pipelines.sources.web_settings import FetchSettings
+from pipelines.sources.web.extract import ExtractSettings, extract_one
+from pipelines.sources.web.settings import FetchSettings
 from tests.support.snapshot import ROOT
 
 STORY = (

@@ -9,8 +9,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from builders.wikigen.records import ARTICLE_SCHEMA, DOCUMENT_STATUSES, ExternalLink
-from pipelines.sources.fetch import STATUSES
-from pipelines.sources.web_settings import FetchSettings, WebSettings
+from pipelines.sources.web.fetch import STATUSES
+from pipelines.sources.web.settings import FetchSettings, WebSettings
 from pipelines.stages.web import run_web
 from tests.support.fault_server import fault_server
 from tests.support.records import make_article

@@ -2,7 +2,7 @@ import re
 
 import pytest
 
-from pipelines.sources.urls import canonical_url
+from pipelines.sources.web.urls import canonical_url
 
 
 def test_canonical_url_drops_what_does_not_name_the_document():

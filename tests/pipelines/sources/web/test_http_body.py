@@ -3,7 +3,7 @@ import zlib
 
 import pytest
 
-from pipelines.sources.http_body import (
+from pipelines.sources.web.http_body import (
     TooLargeError,
     decode_text,
     decompress,

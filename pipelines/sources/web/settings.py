@@ -8,9 +8,9 @@ from pydantic import Field, StrictInt, field_validator
 
 from builders.settings import Strict
 from pipelines.paths import ProjectPath
-from pipelines.sources.address_guard import parse_network, parse_target
-from pipelines.sources.extract import ExtractSettings
-from pipelines.sources.search.settings import SearchSettings
+from pipelines.sources.web.address_guard import parse_network, parse_target
+from pipelines.sources.web.extract import ExtractSettings
+from pipelines.sources.web.search.settings import SearchSettings
 
 
 class FetchSettings(Strict):

@@ -8,8 +8,8 @@ from datetime import UTC, datetime
 import pytest
 from googleapiclient.http import HttpMockSequence
 
-from pipelines.sources.search import GoogleCSE, SearchError
-from tests.pipelines.sources.search.google_bodies import (
+from pipelines.sources.web.search import GoogleCSE, SearchError
+from tests.pipelines.sources.web.search.google_bodies import (
     CSE_ID,
     empty_page,
     failing,

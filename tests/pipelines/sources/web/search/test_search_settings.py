@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from pipelines.sources.search import SearchSettings, is_excluded
-from pipelines.sources.search.settings import WIKIPEDIA_MIRRORS
+from pipelines.sources.web.search import SearchSettings, is_excluded
+from pipelines.sources.web.search.settings import WIKIPEDIA_MIRRORS
 
 
 def test_search_settings_defaults_replay_and_exclude_wikipedia_mirrors():

@@ -6,7 +6,7 @@ import time
 import pytest
 from pydantic import ValidationError
 
-from pipelines.sources.extract import Extraction, ExtractSettings, extract_many, extract_one
+from pipelines.sources.web.extract import Extraction, ExtractSettings, extract_many, extract_one
 
 ARTICLE = [
     "The Valdra harbour authority confirmed on Tuesday that the old grain quay will close for "

@@ -9,11 +9,11 @@ import pytest
 from warcio.archiveiterator import ArchiveIterator
 
 from pipelines.retry import retry_after_s
-from pipelines.sources.address_guard import AddressPolicy
-from pipelines.sources.fetch import STATUSES, Fetcher
-from pipelines.sources.replay import ReplayFetcher, load_index
-from pipelines.sources.warc_archive import WarcArchive, read_archive
-from pipelines.sources.web_settings import FetchSettings
+from pipelines.sources.web.address_guard import AddressPolicy
+from pipelines.sources.web.fetch import STATUSES, Fetcher
+from pipelines.sources.web.replay import ReplayFetcher, load_index
+from pipelines.sources.web.settings import FetchSettings
+from pipelines.sources.web.warc_archive import WarcArchive, read_archive
 from tests.support.fault_server import FAR_FUTURE, fault_server
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from pipelines.errors import MissingInputError, SourceFormatError
-from pipelines.sources.search.base import SearchHit, SearchProvider, redact
+from pipelines.sources.web.search.base import SearchHit, SearchProvider, redact
 
 log = logging.getLogger(__name__)
 

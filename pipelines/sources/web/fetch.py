@@ -25,18 +25,18 @@ import httpx
 from builders.wikigen.records import FETCH_STATUSES
 from pipelines import __version__
 from pipelines.retry import RetryPolicy, retry_after_s
-from pipelines.sources.address_guard import AddressPolicy, BlockedAddressError, GuardedBackend
-from pipelines.sources.http_body import (
+from pipelines.sources.web.address_guard import AddressPolicy, BlockedAddressError, GuardedBackend
+from pipelines.sources.web.http_body import (
     ACCEPT_ENCODING,
     TooLargeError,
     decode_text,
     decompress,
     media_type,
 )
-from pipelines.sources.robots import allowed, parse_robots
-from pipelines.sources.urls import split_url
-from pipelines.sources.warc_archive import WarcArchive
-from pipelines.sources.web_settings import FetchSettings
+from pipelines.sources.web.robots import allowed, parse_robots
+from pipelines.sources.web.settings import FetchSettings
+from pipelines.sources.web.urls import split_url
+from pipelines.sources.web.warc_archive import WarcArchive
 
 STATUSES = FETCH_STATUSES
 REFETCHED = ("rate_limited",)

@@ -12,9 +12,9 @@ from warcio.archiveiterator import ArchiveIterator
 from warcio.warcwriter import WARCWriter
 
 from pipelines.errors import SourceFormatError
-from pipelines.sources.fetch import FetchResult
-from pipelines.sources.replay import load_index
-from pipelines.sources.warc_archive import OUTCOME_TYPE, WarcArchive, read_archive
+from pipelines.sources.web.fetch import FetchResult
+from pipelines.sources.web.replay import load_index
+from pipelines.sources.web.warc_archive import OUTCOME_TYPE, WarcArchive, read_archive
 
 FIRST, BAD, LAST = (f"http://news.example/{name}" for name in ("first", "bad", "last"))
 

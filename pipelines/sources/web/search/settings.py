@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import Field, StrictInt, field_validator
 
 from builders.settings import Strict
-from pipelines.sources.search.base import QUERY_FIELDS, normalize_domain, template_fields
+from pipelines.sources.web.search.base import QUERY_FIELDS, normalize_domain, template_fields
 
 WIKIPEDIA_MIRRORS = (
     # Wikimedia projects
@@ -87,7 +87,7 @@ class SearchSettings(Strict):
     @field_validator("provider")
     @classmethod
     def _known_provider(cls, name: str) -> str:
-        from pipelines.sources.search.registry import LIVE_PROVIDERS
+        from pipelines.sources.web.search.registry import LIVE_PROVIDERS
 
         known = ["recorded", *LIVE_PROVIDERS]
         if name not in known:

@@ -6,8 +6,8 @@ import logging
 
 from googleapiclient.http import HttpMockSequence
 
-from pipelines.sources.search import GoogleCSE, RecordedProvider, SearchLog
-from tests.pipelines.sources.search.google_bodies import failing, ok, search_page
+from pipelines.sources.web.search import GoogleCSE, RecordedProvider, SearchLog
+from tests.pipelines.sources.web.search.google_bodies import failing, ok, search_page
 
 CANARY = "AIzaFAKE-canary-0123456789abcdefghijklmnop"
 CANARY_CX = "canary-cx-9f8e7d6c5b4a"

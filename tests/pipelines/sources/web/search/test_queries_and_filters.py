@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipelines.sources.search import SearchError, is_excluded, redact, render_queries
+from pipelines.sources.web.search import SearchError, is_excluded, redact, render_queries
 
 FIELDS = {"title": "2026 Northfield flood", "year": "2026", "location": ""}
 
@@ -58,7 +58,7 @@ def test_redact_replaces_secrets_and_key_parameters():
 
 
 def test_wikipedia_mirrors_stay_excluded_when_domains_are_listed():
-    from pipelines.sources.search.settings import WIKIPEDIA_MIRRORS, SearchSettings
+    from pipelines.sources.web.search.settings import WIKIPEDIA_MIRRORS, SearchSettings
 
     assert SearchSettings().exclude_domains == list(WIKIPEDIA_MIRRORS)  # the default is unchanged
     s = SearchSettings(exclude_domains=["*.Valdrapedia.example", "wikiwand.com"])

@@ -6,8 +6,8 @@ never pass through settings.
 
 from __future__ import annotations
 
-from pipelines.sources.search.base import SearchProvider
-from pipelines.sources.search.google_cse import GoogleCSE
+from pipelines.sources.web.search.base import SearchProvider
+from pipelines.sources.web.search.google_cse import GoogleCSE
 
 LIVE_PROVIDERS: dict[str, type[SearchProvider]] = {GoogleCSE.name: GoogleCSE}
 

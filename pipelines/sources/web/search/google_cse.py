@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from pipelines.retry import RetryPolicy, retry_after_s
-from pipelines.sources.search.base import SearchError, SearchHit, SearchProvider, redact
+from pipelines.sources.web.search.base import SearchError, SearchHit, SearchProvider, redact
 
 log = logging.getLogger(__name__)
 

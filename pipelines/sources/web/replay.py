@@ -10,9 +10,9 @@ from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 
-from pipelines.sources.fetch import FetchResult
-from pipelines.sources.http_body import decode_text, decompress
-from pipelines.sources.warc_archive import Recorded, read_archive, unreadable
+from pipelines.sources.web.fetch import FetchResult
+from pipelines.sources.web.http_body import decode_text, decompress
+from pipelines.sources.web.warc_archive import Recorded, read_archive, unreadable
 
 _NO_CAP = 1 << 40
 

@@ -1,6 +1,6 @@
 """Search providers for related documents: Google CSE live, or a recorded JSONL log replayed."""
 
-from pipelines.sources.search.base import (
+from pipelines.sources.web.search.base import (
     QUERY_FIELDS,
     SearchError,
     SearchHit,
@@ -9,14 +9,14 @@ from pipelines.sources.search.base import (
     redact,
     render_queries,
 )
-from pipelines.sources.search.google_cse import GoogleCSE
-from pipelines.sources.search.recorded import (
+from pipelines.sources.web.search.google_cse import GoogleCSE
+from pipelines.sources.web.search.recorded import (
     RecordedProvider,
     SearchLog,
     read_hits,
     recorded_queries,
 )
-from pipelines.sources.search.settings import SearchSettings
+from pipelines.sources.web.search.settings import SearchSettings
 
 __all__ = [
     "QUERY_FIELDS",

@@ -9,14 +9,14 @@ from datetime import UTC, datetime
 import pytest
 
 from pipelines.errors import MissingInputError, SourceFormatError
-from pipelines.sources.search import (
+from pipelines.sources.web.search import (
     RecordedProvider,
     SearchHit,
     SearchLog,
     read_hits,
     recorded_queries,
 )
-from pipelines.sources.search.recorded import NoHits, read_entries
+from pipelines.sources.web.search.recorded import NoHits, read_entries
 
 WHEN = datetime(2026, 10, 1, 12, 0, tzinfo=UTC)
 
@@ -68,7 +68,7 @@ def test_recorded_unknown_query_returns_nothing_and_says_so(tmp_path, caplog):
     path = tmp_path / "search.jsonl"
     SearchLog(path).append(_hits("known", 2))
     replay = RecordedProvider(path)
-    with caplog.at_level(logging.DEBUG, logger="pipelines.sources.search.recorded"):
+    with caplog.at_level(logging.DEBUG, logger="pipelines.sources.web.search.recorded"):
         assert replay.search("never asked", num=10) == []
     assert "never asked" in caplog.text
     assert replay.knows("known") and not replay.knows("never asked")
@@ -147,7 +147,7 @@ def _torn(path, query="torn"):
 def test_torn_last_line_is_skipped_with_a_warning(tmp_path, caplog):
     path = tmp_path / "search.jsonl"
     _torn(path)
-    with caplog.at_level(logging.WARNING, logger="pipelines.sources.search.recorded"):
+    with caplog.at_level(logging.WARNING, logger="pipelines.sources.web.search.recorded"):
         assert read_hits(path) == _hits("q", 2)
         assert RecordedProvider(path).search("q", num=5) == _hits("q", 2)
     assert f"{path}:3: skipping a torn last line" in caplog.text
@@ -165,7 +165,7 @@ def test_torn_multibyte_character_at_the_end_is_skipped(tmp_path):
 def test_append_after_a_torn_line_starts_on_a_fresh_line(tmp_path, caplog):
     path = tmp_path / "search.jsonl"
     _torn(path)
-    with caplog.at_level(logging.WARNING, logger="pipelines.sources.search.recorded"):
+    with caplog.at_level(logging.WARNING, logger="pipelines.sources.web.search.recorded"):
         assert SearchLog(path).append(_hits("next", 1)) == 1
     assert "cutting off a torn last line" in caplog.text
     assert read_hits(path) == _hits("q", 2) + _hits("next", 1)

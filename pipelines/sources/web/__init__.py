@@ -1,0 +1,1 @@
+"""The web side: search, fetching and archiving pages, replaying the archive, extracting text."""
