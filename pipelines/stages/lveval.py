@@ -40,7 +40,7 @@ from pipelines.errors import MissingInputError, ParamsError
 from pipelines.llm import LLMClient, LLMSettings
 from pipelines.outputs import TableWriter
 from pipelines.progress import progress_iter
-from pipelines.sources.qa_dataset import hub_items
+from pipelines.sources.hub.qa_sets import hub_items
 from pipelines.stage_run import stage_run
 from pipelines.stats import StageStats
 from pipelines.synthesis.lveval import Built, event_questions, prepare

@@ -11,7 +11,7 @@ from pipelines.embed.models import ModelError, load_tokenizer
 from pipelines.embed.registry import resolve
 from pipelines.errors import ParamsError
 from pipelines.hub_downloads import ENV
-from pipelines.sources.qa_dataset import hub_items
+from pipelines.sources.hub.qa_sets import hub_items
 from tests.support.network import no_network
 
 MISSING = "benchsmith-tests/no-such-model"

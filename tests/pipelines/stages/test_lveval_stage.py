@@ -287,7 +287,7 @@ def test_a_hub_source_revision_is_validated_and_passed_to_load_dataset(
     import datasets
     from pydantic import ValidationError
 
-    from pipelines.sources.qa_dataset import hub_items
+    from pipelines.sources.hub.qa_sets import hub_items
 
     folder = tmp_path / "qa_set"
     folder.mkdir()
