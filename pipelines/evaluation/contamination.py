@@ -25,8 +25,8 @@ import pyarrow.parquet as pq
 from benchsmith_scoring.leval.metrics import rouge
 from benchsmith_scoring.lveval import ak_score
 from builders.contamination import event_month
-from builders.lveval import template as lveval_template
-from builders.wikigen import template as wikigen_template
+from builders.lveval import responders as lveval_responders
+from builders.wikigen import responders as wikigen_responders
 from builders.wikigen.generation import has_sentences, reference_article
 from pipelines.errors import MissingInputError
 from pipelines.evaluation.settings import LVEvalBaselines
@@ -68,8 +68,8 @@ def _refusing(responder: Responder, written: Callable[[str], bool]) -> Responder
 def closed_book_responders() -> dict[str, Responder]:
     """The template backend's readers of the two prompts; with nothing to read they say so."""
     return {
-        "lveval/answer": _refusing(lveval_template.answer, lambda text: bool(text.strip())),
-        "wikigen/rr": _refusing(wikigen_template.write_article, has_sentences),
+        "lveval/answer": _refusing(lveval_responders.answer, lambda text: bool(text.strip())),
+        "wikigen/rr": _refusing(wikigen_responders.write_article, has_sentences),
     }
 
 

@@ -71,9 +71,9 @@ from rich.console import Console
 from rich.table import Table
 
 from benchsmith_scoring.summhay import COVERAGE_SCORE, Bullet, bullets_of, split_lines
-from builders.summhay import template_eval
+from builders.summhay import eval_responders
 from builders.summhay.answers import JudgeAnswer
-from builders.wikigen import template as wikigen_template
+from builders.wikigen import responders as wikigen_responders
 from pipelines.errors import BenchsmithError, MissingInputError
 from pipelines.evaluation.summhay import judge_ask
 from pipelines.evaluation.wikigen import EntailsAnswer, entails_ask
@@ -450,7 +450,7 @@ def _coverage_extras(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
 def judge_client(llm: LLMSettings) -> LLMClient:
     """The configured client; the ``template`` backend answers with the baselines' judges."""
-    responders = template_eval.responders() | wikigen_template.responders()
+    responders = eval_responders.responders() | wikigen_responders.responders()
     return LLMClient.from_settings(llm, responders=responders)
 
 

@@ -33,8 +33,8 @@ from builders.lveval.official import write_official
 from builders.lveval.passages import corpus as entry_corpus
 from builders.lveval.pools import Pools
 from builders.lveval.records import QA_SCHEMA, RECORD_SCHEMA, Passage
+from builders.lveval.responders import responders
 from builders.lveval.settings import LVEvalSettings
-from builders.lveval.template import responders
 from builders.releases import Release, day_of
 from pipelines.errors import MissingInputError, ParamsError
 from pipelines.llm import LLMClient, LLMSettings

@@ -20,8 +20,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from builders.lveval import template
 from builders.lveval.records import VARIANTS, EvalRecord
+from builders.lveval.responders import answer_responders
 from pipelines.embed.models import display_name, load_tokenizer
 from pipelines.errors import MissingInputError
 from pipelines.evaluation.lveval import answer_all, by_level, evidence_recall
@@ -97,7 +97,7 @@ def run_lveval_baselines(
         tokenizer = load_tokenizer(retrieval.tokenizer)
         client = None
         if s.answer:
-            client = LLMClient.from_settings(llm, responders=template.answer_responders())
+            client = LLMClient.from_settings(llm, responders=answer_responders())
         recall_rows: list[dict[str, Any]] = []
         answer_rows: list[dict[str, Any]] = []
         sizes: dict[str, int] = {}

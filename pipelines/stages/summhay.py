@@ -17,8 +17,8 @@ import pyarrow.parquet as pq
 from builders.drops import DROP_SCHEMA, DROPS
 from builders.summhay.official import to_official
 from builders.summhay.records import HAYSTACK_SCHEMA, ORDER_SCHEMA, Topic
+from builders.summhay.responders import filler_sentences, responders
 from builders.summhay.settings import SummhaySettings
-from builders.summhay.template import filler_sentences, responders
 from builders.summhay.variants import orders
 from builders.text import sentences
 from builders.wikigen.entries import event_id

@@ -16,7 +16,7 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
-from builders.summhay import template_eval
+from builders.summhay import eval_responders
 from builders.summhay.records import CONTEXT_SCHEMA, SCORE_SCHEMA, Haystack
 from builders.summhay.retrieval import bounds_by_retriever
 from pipelines.embed.models import display_name
@@ -61,7 +61,7 @@ def run_summhay_baselines(
         counter = TokenCounter(retrieval.tokenizer)
         retrievers = scorers(settings, retrieval, embed_cache)
         client = (
-            LLMClient.from_settings(llm, responders=template_eval.responders())
+            LLMClient.from_settings(llm, responders=eval_responders.responders())
             if settings.summarize
             else None
         )

@@ -13,7 +13,7 @@ from pathlib import Path
 from statistics import fmean
 from typing import Any
 
-from builders.wikigen import template
+from builders.wikigen.responders import responders
 from pipelines.embed.models import display_name
 from pipelines.evaluation.settings import WikigenBaselines
 from pipelines.evaluation.wikigen import (
@@ -55,9 +55,7 @@ def run_wikigen_baselines(
         prr = [s.prr_retriever] if "prr" in s.methods else []
         names = list(dict.fromkeys([*s.retrievers, *prr]))
         ranks = rankers(names, retrieval.seed, retrieval.dense_model, embed_cache)
-        client = (
-            LLMClient.from_settings(llm, responders=template.responders()) if s.generate else None
-        )
+        client = LLMClient.from_settings(llm, responders=responders()) if s.generate else None
         recall: dict[str, list[float]] = {name: [] for name in s.retrievers}
         # each title's context, reused by RR and PRR
         titles: dict[tuple[str, str], list[TokenChunk]] = {}

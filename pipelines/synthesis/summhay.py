@@ -27,8 +27,8 @@ from builders.summhay.answers import (
 from builders.summhay.plan import PlanError, plan_documents
 from builders.summhay.records import Document, Haystack, Insight, PlannedDocument, Subtopic
 from builders.summhay.records import Topic as TopicRecord
+from builders.summhay.responders import STYLES
 from builders.summhay.settings import SummhaySettings
-from builders.summhay.template import STYLES
 from builders.summhay.verify import check_inclusion, misclassified, near_duplicates
 from pipelines.llm import Ask, Limits, LLMClient, TextAnswer
 

@@ -7,7 +7,7 @@ import json
 from builders.lveval.answers import QuestionDraft, QuestionsAnswer, Quote
 from builders.lveval.qa import locate, to_item
 from builders.lveval.records import Passage, QAItem
-from builders.lveval.template import answer, clean, dated_facts, questions
+from builders.lveval.responders import answer, clean, dated_facts, questions
 
 LEAD = Passage(
     "ev#lead", "ev", "Cyclone Imre",

@@ -7,7 +7,7 @@ import random
 
 from benchsmith_scoring.summhay import parse_summary
 from builders.ranking import fill_context, keyword_scores, random_scores
-from builders.summhay import template_eval
+from builders.summhay import eval_responders
 from builders.summhay.retrieval import bounds_by_retriever, coverage_bound, oracle_scores
 from tests.builders.summhay.test_layouts import haystack
 
@@ -54,7 +54,7 @@ def test_extractive_summary_cites_every_document_with_the_sentence() -> None:
         {"number": 2, "text": "The shared budget is 300 euros for the whole trip.[12]"},
         {"number": 5, "text": "Bo likes trains and slow mornings by the sea."},
     ]
-    text = template_eval.summarize(
+    text = eval_responders.summarize(
         {"query": "What about the shared budget?", "bullets": 3, "documents": docs}
     )
     # one line, cited as SummHay's parser reads it; the web reference [12] is not carried over
@@ -74,15 +74,15 @@ def test_lexical_judge_grades_full_partial_and_none() -> None:
         {"bullet_id": 2, "text": "The budget needs 300 euros."},
         {"bullet_id": 3, "text": "Ana says the budget needs 300 euros before 4 June."},
     ]
-    assert json.loads(template_eval.judge({"insight": insight, "bullets": bullets})) == {
+    assert json.loads(eval_responders.judge({"insight": insight, "bullets": bullets})) == {
         "coverage": "full",
         "bullet_id": 3,
     }
-    assert json.loads(template_eval.judge({"insight": insight, "bullets": bullets[:2]})) == {
+    assert json.loads(eval_responders.judge({"insight": insight, "bullets": bullets[:2]})) == {
         "coverage": "partial",
         "bullet_id": 2,
     }
     assert (
-        json.loads(template_eval.judge({"insight": insight, "bullets": bullets[:1]}))["coverage"]
+        json.loads(eval_responders.judge({"insight": insight, "bullets": bullets[:1]}))["coverage"]
         == "none"
     )

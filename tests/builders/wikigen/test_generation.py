@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from builders.wikigen import template
+from builders.wikigen import responders
 from builders.wikigen.generation import (
     Claim,
     article_claims,
@@ -65,11 +65,11 @@ def test_outline_lines_are_read_in_any_common_form() -> None:
 def test_the_template_judge_wants_the_numbers_and_names_of_the_claim() -> None:
     premise = "The Meridal River rose by 2.4 metres at the city gauge on Tuesday after heavy rain."
     claim = "The Meridal River rose by 2.4 metres on Tuesday."
-    assert json.loads(template.entails({"premise": premise, "claim": claim}))["entails"]
+    assert json.loads(responders.entails({"premise": premise, "claim": claim}))["entails"]
     changed = "The Meridal River rose by 3.1 metres on Tuesday."
-    assert not json.loads(template.entails({"premise": premise, "claim": changed}))["entails"]
+    assert not json.loads(responders.entails({"premise": premise, "claim": changed}))["entails"]
     other = "The Sorrel Bay levee failed on Tuesday."
-    assert not json.loads(template.entails({"premise": premise, "claim": other}))["entails"]
+    assert not json.loads(responders.entails({"premise": premise, "claim": other}))["entails"]
 
 
 def test_the_template_writer_cites_whole_sentences_of_the_documents_shown() -> None:
@@ -77,10 +77,10 @@ def test_the_template_writer_cites_whole_sentences_of_the_documents_shown() -> N
         {"n": 1, "text": "Cyclone Imre reached Port Imre on Saturday night. The wind tore the"},
         {"n": 2, "text": "Crews restored power in Port Imre after Cyclone Imre passed over."},
     ]
-    article = template.write_article({"title": "Cyclone Imre", "documents": documents})
+    article = responders.write_article({"title": "Cyclone Imre", "documents": documents})
     found = article_claims(article, ["d1", "d2"])
     assert {c.cited for c in found} == {("d1",), ("d2",)}
     assert all(c.text.endswith(".") for c in found)  # the cut sentence is not copied
-    plan = outline(template.plan_outline({"title": "Cyclone Imre", "documents": documents,
+    plan = outline(responders.plan_outline({"title": "Cyclone Imre", "documents": documents,
                                           "sections": 3}), 3)  # fmt: skip
     assert plan[0] == "Introduction" and len(plan) == 3 and "Cyclone" not in plan

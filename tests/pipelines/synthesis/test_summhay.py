@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from builders.summhay import template
+from builders.summhay import responders as summhay_responders
 from builders.summhay.records import Topic
 from builders.summhay.settings import SummhaySettings
 from pipelines.llm import LLMClient, LLMSettings, TemplateBackend
@@ -26,7 +26,7 @@ Responder = Callable[[Mapping[str, Any]], str]
 
 
 def run(tmp_path: Path, **overrides: Responder):
-    responders = {**template.responders(), **overrides}
+    responders = {**summhay_responders.responders(), **overrides}
     settings = LLMSettings(backend="template", reasks=1, cache=tmp_path / "c.sqlite")
     client = LLMClient(settings, TemplateBackend(responders))
     return synthesize(client, TOPIC, SETTINGS), client
@@ -51,7 +51,7 @@ def test_clean_run_keeps_everything_and_gold_matches_documents(tmp_path: Path) -
 
 
 def test_a_document_missing_an_insight_is_regenerated_with_the_reason(tmp_path: Path) -> None:
-    write = template.document_responder({})
+    write = summhay_responders.document_responder({})
     feedback: list[str] = []
 
     def forgetful(v: Mapping[str, Any]) -> str:
@@ -68,12 +68,12 @@ def test_a_document_missing_an_insight_is_regenerated_with_the_reason(tmp_path: 
 
 def haystack_insights(v: Mapping[str, Any]) -> list[str]:
     """The insights the template writes for this topic (what synthesis will have)."""
-    subs = json.loads(template.subtopics({**v, "n": SETTINGS.subtopics}))["subtopics"]
+    subs = json.loads(summhay_responders.subtopics({**v, "n": SETTINGS.subtopics}))["subtopics"]
     return [
         text
         for i, sub in enumerate(subs)
         for text in json.loads(
-            template.insights(
+            summhay_responders.insights(
                 {**v, "subtopic": sub, "index": i + 1, "n": SETTINGS.insights_per_subtopic}
             )
         )["insights"]
@@ -81,7 +81,7 @@ def haystack_insights(v: Mapping[str, Any]) -> list[str]:
 
 
 def test_a_document_that_keeps_carrying_an_unplanned_insight_is_dropped(tmp_path: Path) -> None:
-    write = template.document_responder({})
+    write = summhay_responders.document_responder({})
 
     def leaky(v: Mapping[str, Any]) -> str:
         text = write(v)
@@ -102,7 +102,7 @@ def test_a_document_that_keeps_carrying_an_unplanned_insight_is_dropped(tmp_path
 
 def test_broken_and_misfiled_insights_are_dropped_with_reasons(tmp_path: Path) -> None:
     def insights(v: Mapping[str, Any]) -> str:
-        answer = json.loads(template.insights(v))
+        answer = json.loads(summhay_responders.insights(v))
         if v["index"] == 2:
             return "I cannot think of any insights."
         if v["index"] == 3:
@@ -111,7 +111,7 @@ def test_broken_and_misfiled_insights_are_dropped_with_reasons(tmp_path: Path) -
         return json.dumps(answer)
 
     def classify(v: Mapping[str, Any]) -> str:
-        answer = json.loads(template.classify(v))
+        answer = json.loads(summhay_responders.classify(v))
         for a in answer["assignments"]:
             if a["insight_id"] == "S1.2":
                 a["subtopic_id"] = "S3"
@@ -134,7 +134,7 @@ def test_broken_and_misfiled_insights_are_dropped_with_reasons(tmp_path: Path) -
 
 def test_a_subtopic_without_a_query_leaves_with_its_insights(tmp_path: Path) -> None:
     def queries(v: Mapping[str, Any]) -> str:
-        answer = json.loads(template.queries(v))
+        answer = json.loads(summhay_responders.queries(v))
         answer["queries"] = [q for q in answer["queries"] if q["subtopic_id"] != "S2"]
         return json.dumps(answer)
 
@@ -174,7 +174,7 @@ def test_empty_documents_count_as_failed_attempts(tmp_path: Path, text: str) -> 
 
 def test_embedding_dedup_catches_a_paraphrase_lexical_misses(tmp_path: Path) -> None:
     def insights(v: Mapping[str, Any]) -> str:
-        answer = json.loads(template.insights(v))
+        answer = json.loads(summhay_responders.insights(v))
         if v["index"] == 1:
             answer["insights"] = [
                 "The council approved 4,200 euros for new flood barriers on 3 May.",
@@ -183,7 +183,7 @@ def test_embedding_dedup_catches_a_paraphrase_lexical_misses(tmp_path: Path) -> 
             ]
         return json.dumps(answer)
 
-    responders = {**template.responders(), "summhay/insights": insights}
+    responders = {**summhay_responders.responders(), "summhay/insights": insights}
     llm = LLMSettings(backend="template", cache=tmp_path / "c.sqlite")
     found = {}
     for method in ("lexical", "embedding"):
