@@ -20,7 +20,8 @@ from builders.summhay.records import Haystack, Insight, Subtopic, Topic
 from builders.summhay.settings import SummhaySettings
 from pipelines.llm import LLMClient
 from pipelines.stages.summhay import run_summhay
-from pipelines.synthesis.summhay import Synthesis, write_documents
+from pipelines.synthesis.summhay_documents import write_documents
+from pipelines.synthesis.summhay_outcome import Synthesis
 from tests.support.smollm import SmolLMServer, llm_settings
 
 pytestmark = pytest.mark.integration

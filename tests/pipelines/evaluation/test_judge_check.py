@@ -12,13 +12,9 @@ import yaml
 from typer.testing import CliRunner
 
 from pipelines.cli import app
-from pipelines.evaluation.judge_check import (
-    LabelFileError,
-    check_file,
-    cohen_kappa,
-    read_labels,
-    summary_bullets,
-)
+from pipelines.evaluation.judge_check import LabelFileError, check_file, read_labels
+from pipelines.evaluation.judge_check.agreement import cohen_kappa
+from pipelines.evaluation.judge_check.verdicts import summary_bullets
 from pipelines.llm import LLMSettings
 from tests.pipelines.llm.conftest import settings_for
 from tests.support.openai_server import openai_server

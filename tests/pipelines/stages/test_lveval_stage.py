@@ -18,8 +18,9 @@ from builders.lveval.settings import HubSource, KPRSettings
 from pipelines.dag.invoke import Workspace, run_stage
 from pipelines.errors import MissingInputError, ParamsError
 from pipelines.settings import Params
-from pipelines.stages.lveval import read_rules, run_lveval
+from pipelines.stages.lveval import run_lveval
 from pipelines.stages.lveval_baselines import run_lveval_baselines
+from pipelines.synthesis.lveval_rules import read_rules
 from tests.support.snapshot import ROOT
 
 
@@ -265,7 +266,7 @@ def test_ak_thresholds_are_settings(tmp_path: Path, params: Params, built: Path)
 def test_the_stage_reads_the_reviewed_rules_and_names_the_setting_file_and_line(
     tmp_path: Path, params: Params
 ) -> None:
-    from pipelines.stages.lveval import reviewed_rules
+    from pipelines.synthesis.lveval_rules import reviewed_rules
 
     review = tmp_path / "review.jsonl"
     review.write_text('{"orig": "Imre", "repl": "Dalven"}\n\n{"orig": "Caro", "repl": 3}\n')
