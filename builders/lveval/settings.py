@@ -1,5 +1,5 @@
 """The ``lveval`` settings: sources of QA items, length levels, CFI and KPR (pure; the stage's
-model in :mod:`pipelines.synthesis.settings` adds the file checks)."""
+model in :mod:`pipelines.synthesis.lveval_settings` adds the file checks)."""
 
 from __future__ import annotations
 
