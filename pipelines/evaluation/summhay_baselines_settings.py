@@ -21,7 +21,11 @@ class SummhayBaselines(Strict):
         15000, gt=0, description="RAG context budget (SummHay: 15,000 tokens for 16k generators)."
     )
     retrievers: list[RetrieverName | Literal["oracle"]] = Field(
-        default_factory=lambda: list(RETRIEVERS)
+        default_factory=lambda: list(RETRIEVERS),
+        description=(
+            "Retrievers run on every haystack and subtopic: random (seeded), keywords "
+            "(SummHay's KWs), bm25, dense (retrieval.dense_model) and oracle."
+        ),
     )
     summarize: bool = Field(
         True,
