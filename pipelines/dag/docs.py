@@ -103,7 +103,7 @@ def default_text(field: FieldInfo, nested: list[type[BaseModel]]) -> str:
         shown = json.dumps(value[:3], ensure_ascii=False)[:-1]
         return f"`{shown}, …]` ({len(value)} items)"
     text = json.dumps(value, ensure_ascii=False)
-    return f"`{text}`" if len(text) <= 60 else f"`{text[:57]}…`"
+    return f"`{text}`" if len(text) <= 40 else f"`{text[:37]}…`"
 
 
 def _limits(field: FieldInfo) -> str:
@@ -168,8 +168,12 @@ def _anchor(key: str) -> str:
 
 
 def _table(key: str, model: type[BaseModel], table: dict[str, list[tuple[str, str]]]) -> list[str]:
-    """One model's table; its nested models follow as their own sections."""
-    lines = ["| Field | Type | Default | Description | Read by |", "|---|---|---|---|---|"]
+    """One model's table; its nested models follow as their own sections. The stages that read
+    the whole key are named above the table; a field read by more stages names them in an
+    *Also read by* column."""
+    top = key.split(".")[0].split("[")[0]
+    everyone = set(read_by(top, table))
+    rows: list[list[str]] = []
     below: list[tuple[str, type[BaseModel]]] = []
     for name, field in model.model_fields.items():
         dotted = f"{key}.{name}"
@@ -179,11 +183,22 @@ def _table(key: str, model: type[BaseModel], table: dict[str, list[tuple[str, st
             kind = kind.replace(sub.__name__, f"[{sub.__name__}](#{_anchor(dotted)})")
         about = field.description or (f"See below: {_doc(nested[0])}" if nested else "")
         description = _cell(about + _limits(field))
-        stages = ", ".join(f"`{s}`" for s in read_by(dotted, table))
-        row = [f"`{name}`", _cell(kind), default_text(field, nested), description, stages]
-        lines.append("| " + " | ".join(row) + " |")
+        more = [
+            s
+            for s in read_by(dotted.replace(f"[{model.__name__}]", ""), table)
+            if s not in everyone
+        ]
+        stages = ", ".join(f"`{s}`" for s in more)
+        rows.append([f"`{name}`", _cell(kind), default_text(field, nested), description, stages])
         below += [(dotted, sub) for sub in nested[:1]]
         below += [(f"{dotted}[{sub.__name__}]", sub) for sub in nested[1:]]
+    header = ["Field", "Type", "Default", "Description", "Also read by"]
+    if not any(row[-1] for row in rows):
+        header, rows = header[:-1], [row[:-1] for row in rows]
+    lines = ['<div class="settings-table" markdown>', ""]
+    lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    lines += ["", "</div>"]
     for sub_key, sub in below:
         lines += ["", f"## `{sub_key}`", "", f"`{sub.__module__}.{sub.__name__}`: {_doc(sub)}", ""]
         lines += _table(sub_key, sub, table)

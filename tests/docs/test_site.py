@@ -62,7 +62,7 @@ def test_the_site_builds_strict_and_offline(tmp_path: Path) -> None:
     for page in PAGES:
         assert (site / page).is_file(), f"{page} was not built"
     settings = (site / "settings" / "wiki.html").read_text("utf-8")
-    assert "created_before" in settings and "Read by" in settings
+    assert "created_before" in settings and "Also read by" in settings
     family = (site / "families" / "lveval.html").read_text("utf-8")
     assert "pipelines/stages/lveval.py" in family
     reference = (site / "reference" / "scoring.html").read_text("utf-8")
