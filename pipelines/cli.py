@@ -151,6 +151,31 @@ def dag(
         typer.echo(text, nl=False)
 
 
+@app.command("docs")
+def docs(
+    write: Annotated[bool, typer.Option("--write", help="Write the generated pages.")] = False,
+    check: Annotated[
+        bool, typer.Option("--check", help="Fail when a generated page differs from the code.")
+    ] = False,
+    root: Annotated[Path, typer.Option(help="Project folder.")] = Path("."),
+) -> None:
+    """Generate the settings reference and the families' file lists in docs/ (with --write,
+    write them; with --check, compare; otherwise list the pages that would change)."""
+    from pipelines.dag import docs as generated
+
+    if write:
+        changed = _guarded(lambda: generated.write(root))
+        typer.echo("\n".join(f"wrote {p}" for p in changed) or "docs: up to date")
+        return
+    stale = _guarded(lambda: generated.stale(root))
+    if check and stale:
+        names = ", ".join(p.as_posix() for p in stale)
+        raise _fail(
+            BenchsmithError(f"stale generated docs: {names}; run 'benchsmith docs --write'")
+        )
+    typer.echo("\n".join(f"stale {p}" for p in stale) or "docs: up to date")
+
+
 @app.command("publish")
 def publish(
     params: ParamsOption = Path("params.yaml"),

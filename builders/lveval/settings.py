@@ -1,5 +1,5 @@
 """The ``lveval`` settings: sources of QA items, length levels, CFI and KPR (pure; the stage's
-model in :mod:`pipelines.synthesis.settings` adds the file checks)."""
+model in :mod:`pipelines.synthesis.lveval_settings` adds the file checks)."""
 
 from __future__ import annotations
 
@@ -18,8 +18,10 @@ DEFAULT_LEVELS = ["16k", "32k", "64k", "128k", "256k"]
 class EventQuestions(Strict):
     """Questions about the selected Wikipedia events (the wikigen entries)."""
 
-    enabled: bool = True
-    dataset: str = Field("events_mixup", pattern=r"^[A-Za-z0-9_]+$")
+    enabled: bool = Field(True, description="Build QA items from the selected events.")
+    dataset: str = Field(
+        "events_mixup", pattern=r"^[A-Za-z0-9_]+$", description="Name of the built subset."
+    )
     questions_per_event: StrictInt = Field(4, ge=0, description="Single-hop questions per event.")
     multi_hop_per_event: StrictInt = Field(2, ge=0, description="Multi-hop questions per event.")
     max_prompt_words: StrictInt = Field(
@@ -30,8 +32,8 @@ class EventQuestions(Strict):
 class HubSource(Strict):
     """A Hugging Face dataset (hub id or local folder) with question, answers and context."""
 
-    path: str
-    name: str | None = None
+    path: str = Field(description="Hub id or local folder.")
+    name: str | None = Field(None, description="Dataset configuration, if any.")
     revision: str | None = Field(
         None,
         min_length=1,
@@ -40,14 +42,14 @@ class HubSource(Strict):
             "records; pin a commit sha for hub ids. Unset: the latest (local folders need none)."
         ),
     )
-    split: str = "test"
+    split: str = Field("test", description="Split to read.")
     dataset: str = Field(pattern=r"^[A-Za-z0-9_]+$", description="Name of the built subset.")
-    language: Literal["en", "zh"] = "en"
-    question: str = "question"
+    language: Literal["en", "zh"] = Field("en", description="Language of the records (AK).")
+    question: str = Field("question", description="Question column.")
     answers: str = Field("answers", description="A string or list of strings column.")
     context: str = Field("context", description="A string or list of strings column.")
     keywords: str | None = Field(None, description="Answer keywords column, if any.")
-    limit: StrictInt | None = Field(None, ge=1)
+    limit: StrictInt | None = Field(None, ge=1, description="Rows read at most; unset: all.")
 
 
 class CFISettings(Strict):
@@ -72,8 +74,14 @@ class KPRSettings(Strict):
 class LVEvalSettings(Strict):
     """LV-Eval-style sets. Defaults follow LV-Eval: five levels from 16k to 256k words."""
 
-    seed: StrictInt = 2026
-    levels: list[str] = Field(default_factory=lambda: list(DEFAULT_LEVELS))
+    seed: StrictInt = Field(2026, description="Seed of depths, distractors, facts and names.")
+    levels: list[str] = Field(
+        default_factory=lambda: list(DEFAULT_LEVELS),
+        description=(
+            "Length levels (LV-Eval: 16k, 32k, 64k, 128k, 256k words; characters for Chinese); "
+            "a record's length lands in [level x (1 - tolerance), level]."
+        ),
+    )
     tolerance: float = Field(
         0.05, gt=0, lt=1, description="A record's length lands in [level x (1 - tolerance), level]."
     )

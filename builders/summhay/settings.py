@@ -12,9 +12,11 @@ from builders.settings import Strict
 class TopicSpec(Strict):
     """A topic written in params: a news story, or a conversation among named participants."""
 
-    topic_id: str = Field(pattern=r"^[A-Za-z0-9_-]+$")
-    domain: Literal["news", "conversation"]
-    topic: str = Field(min_length=10)
+    topic_id: str = Field(pattern=r"^[A-Za-z0-9_-]+$", description="Unique id of the topic.")
+    domain: Literal["news", "conversation"] = Field(
+        description="news: articles of the outlets; conversation: transcripts of participants."
+    )
+    topic: str = Field(min_length=10, description="What the haystack is about, one sentence.")
     participants: list[str] = Field(
         default_factory=list, description="Speakers (conversation) or outlets (news)."
     )
@@ -24,7 +26,7 @@ class SummhaySettings(Strict):
     """Haystack synthesis. Defaults follow the SummHay paper (LLM mode): 100 documents of about
     750 words, 2 subtopics per document with up to 4 insights each."""
 
-    seed: StrictInt = 2026
+    seed: StrictInt = Field(2026, description="Seed of the document plan and orders.")
     topics: list[TopicSpec] = Field(default_factory=list)
     topics_from_events: StrictInt = Field(
         0, ge=0, description="Also turn this many selected Wikipedia events into news topics."

@@ -44,18 +44,30 @@ class EventSelection(Strict):
     created_after: date = Field(description="First creation day kept (inclusive, UTC).")
     created_before: date = Field(description="Last creation day kept (inclusive, UTC).")
     min_words: StrictInt = Field(1000, gt=0, description="WikiGenBench keeps 1,000-3,000 words.")
-    max_words: StrictInt = Field(3000, gt=0)
+    max_words: StrictInt = Field(
+        3000, gt=0, description="Longest article kept (characters on Chinese and Japanese wikis)."
+    )
     event_infoboxes: list[str] = Field(
         description="Infobox types (without 'Infobox ') that mark an event article."
     )
     event_category_patterns: list[str] = Field(
         description="Regular expressions; a category matching one fully marks an event."
     )
-    biography_infoboxes: list[str]
-    biography_category_patterns: list[str]
-    disambiguation_templates: list[str]
-    list_title_prefixes: list[str]
-    list_category_patterns: list[str]
+    biography_infoboxes: list[str] = Field(
+        description="Infobox types that mark a biography (rejected as biography)."
+    )
+    biography_category_patterns: list[str] = Field(
+        description="Regular expressions; a category matching one fully marks a biography."
+    )
+    disambiguation_templates: list[str] = Field(
+        description="Templates that mark a disambiguation page (rejected as disambiguation)."
+    )
+    list_title_prefixes: list[str] = Field(
+        description="Title prefixes that mark a list article (rejected as list)."
+    )
+    list_category_patterns: list[str] = Field(
+        description="Regular expressions; a category matching one fully marks a list article."
+    )
 
     @field_validator(
         "event_category_patterns", "biography_category_patterns", "list_category_patterns"

@@ -15,7 +15,9 @@ from builders.wikigen.settings import WikigenSettings
 from pipelines.dag.spec import Input, Plot, Shared, Stage
 from pipelines.embed.settings import ChunkSettings, EmbedSettings
 from pipelines.evaluation.contamination_settings import ContaminationSettings
-from pipelines.evaluation.settings import LVEvalBaselines, SummhayBaselines, WikigenBaselines
+from pipelines.evaluation.lveval_baselines_settings import LVEvalBaselines
+from pipelines.evaluation.summhay_baselines_settings import SummhayBaselines
+from pipelines.evaluation.wikigen_baselines_settings import WikigenBaselines
 from pipelines.llm.settings import LLMSettings
 from pipelines.publish.registry import DATASETS
 from pipelines.publish.settings import PublishSettings
@@ -23,7 +25,7 @@ from pipelines.publish.statistics import NAMED
 from pipelines.retrieval.settings import RetrievalSettings
 from pipelines.sources.web.settings import WebSettings
 from pipelines.sources.wiki.settings import WikiSettings
-from pipelines.synthesis.settings import LVEvalStageSettings
+from pipelines.synthesis.lveval_settings import LVEvalStageSettings
 
 SECTIONS = {"llm": LLMSettings, "retrieval": RetrievalSettings}
 """Keys of ``params.yaml`` shared by several stages rather than owned by one."""

@@ -62,11 +62,15 @@ class ChunkSettings(Strict):
     )
     size: StrictInt = Field(256, gt=0, description="Chunk length (WikiGenBench: 256 words).")
     overlap: StrictInt = Field(0, ge=0, description="Units shared by consecutive chunks.")
-    unit: Literal["words", "tokens"] = "words"
+    unit: Literal["words", "tokens"] = Field(
+        "words", description="What size and overlap count: words, or tokens of tokenizer."
+    )
     tokenizer: str | None = Field(
         None, description="Tokenizer for unit 'tokens'; unset: the embed model's (MiniLM)."
     )
-    executor: Literal["local", "ray"] = "local"
+    executor: Literal["local", "ray"] = Field(
+        "local", description="local: in this process; ray: Ray tasks over blocks of documents."
+    )
     _ray_installed = field_validator("executor")(_executor)
     ray: RaySettings = Field(default_factory=RaySettings)
 
@@ -95,7 +99,10 @@ class EmbedSettings(Strict):
             "(pipelines/embed/calibrate.py)."
         ),
     )
-    attention: Literal["auto", "sdpa", "eager", "flash_attention_2"] = "auto"
+    attention: Literal["auto", "sdpa", "eager", "flash_attention_2"] = Field(
+        "auto",
+        description="Attention implementation; auto: measured (SDPA on CUDA, eager on CPU).",
+    )
     batch_tokens: StrictInt = Field(
         0,
         ge=0,
@@ -155,7 +162,9 @@ class EmbedSettings(Strict):
     agreement_sample: StrictInt = Field(
         256, ge=0, description="Texts compared with float32 before a fast mode runs; 0: none."
     )
-    vector_dtype: Literal["float16", "float32"] = "float16"
+    vector_dtype: Literal["float16", "float32"] = Field(
+        "float16", description="Precision of the stored vectors."
+    )
     faiss: bool = Field(False, description="Also write a FAISS inner-product index.")
 
     @field_validator("faiss")
@@ -169,6 +178,8 @@ class EmbedSettings(Strict):
         Path(".cache/embeddings/vectors.sqlite"),
         description="Embedding cache by model and text hash; survives dvc repro.",
     )
-    executor: Literal["local", "ray"] = "local"
+    executor: Literal["local", "ray"] = Field(
+        "local", description="local: this machine; ray: a pool of encoder actors (Ray Data)."
+    )
     _ray_installed = field_validator("executor")(_executor)
     ray: RaySettings = Field(default_factory=RaySettings)

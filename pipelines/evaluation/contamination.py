@@ -29,7 +29,7 @@ from builders.lveval import responders as lveval_responders
 from builders.wikigen import responders as wikigen_responders
 from builders.wikigen.generation import has_sentences, reference_article
 from pipelines.errors import MissingInputError
-from pipelines.evaluation.settings import LVEvalBaselines
+from pipelines.evaluation.lveval_baselines_settings import LVEvalBaselines
 from pipelines.llm import Ask, LLMClient, Responder, TextAnswer
 
 REFUSAL = "I don't know."

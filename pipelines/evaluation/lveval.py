@@ -19,7 +19,7 @@ from benchsmith_scoring.leval.metrics import length_instruction, output_length
 from benchsmith_scoring.lveval import ak_score
 from builders.lveval.records import EvalRecord
 from pipelines.embed.chunk import chunk_spans
-from pipelines.evaluation.settings import LVEvalBaselines
+from pipelines.evaluation.lveval_baselines_settings import LVEvalBaselines
 from pipelines.llm import Ask, LLMClient, TextAnswer
 from pipelines.retrieval.rankers import Ranker, top
 

@@ -36,7 +36,7 @@ from builders.summhay.answers import JudgeAnswer, known_coverage
 from builders.summhay.official import add_summary, summary_key, to_official
 from builders.summhay.records import Haystack, Subtopic
 from builders.summhay.retrieval import coverage_bound, oracle_scores
-from pipelines.evaluation.settings import SummhayBaselines
+from pipelines.evaluation.summhay_baselines_settings import SummhayBaselines
 from pipelines.llm import Ask, LLMClient, TextAnswer
 from pipelines.retrieval.rankers import rankers
 from pipelines.retrieval.settings import RetrievalSettings

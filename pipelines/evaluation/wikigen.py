@@ -41,7 +41,7 @@ from builders.wikigen.generation import (
 from builders.wikigen.records import Entry
 from pipelines.embed.records import Chunk
 from pipelines.errors import MissingInputError
-from pipelines.evaluation.settings import WikigenBaselines
+from pipelines.evaluation.wikigen_baselines_settings import WikigenBaselines
 from pipelines.llm import Ask, LLMClient, Outcome, TextAnswer
 from pipelines.retrieval.rankers import Ranker
 

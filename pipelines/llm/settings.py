@@ -33,7 +33,7 @@ class LLMSettings(Strict):
     api_key_env: str = Field(
         "OPENAI_API_KEY", description="Environment variable holding the key (may be unset locally)."
     )
-    temperature: float = Field(0.0, ge=0, le=2)
+    temperature: float = Field(0.0, ge=0, le=2, description="Sampling temperature (0: greedy).")
     max_tokens: StrictInt = Field(1024, gt=0, description="Completion cap per call, in tokens.")
     seed: StrictInt = Field(0, description="Sent to the server and part of every cache key.")
     response_format: Literal["none", "json_object", "json_schema"] = Field(

@@ -54,7 +54,7 @@ class PublishSettings(Strict):
 
     datasets: list[str] = Field(
         default_factory=lambda: ["wikigenbench", "summhay", "lveval"],
-        description="Registered datasets to export (see README: Publishing).",
+        description="Registered datasets to export (pipelines/publish/registry.py).",
     )
     version: str = Field(
         "2026.11.0",

@@ -3,9 +3,14 @@ the tokenizer that counts context tokens, and the dense retriever's encoder."""
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field, StrictInt
 
 from builders.settings import Strict
+
+RetrieverName = Literal["random", "keywords", "tfidf", "bm25", "dense"]
+"""Retrievers of the registry (pipelines.retrieval.rankers), for every baselines stage."""
 
 
 class RetrievalSettings(Strict):

@@ -24,7 +24,7 @@ from pipelines.evaluation.contamination import (
     wikigen_probes,
 )
 from pipelines.evaluation.contamination_settings import ContaminationSettings
-from pipelines.evaluation.settings import LVEvalBaselines
+from pipelines.evaluation.lveval_baselines_settings import LVEvalBaselines
 from pipelines.llm import LLMClient, LLMSettings
 from pipelines.outputs import TableWriter, write_json
 from pipelines.stage_run import stage_run

@@ -25,7 +25,7 @@ from builders.lveval.responders import answer_responders
 from pipelines.embed.models import display_name, load_tokenizer
 from pipelines.errors import MissingInputError
 from pipelines.evaluation.lveval import answer_all, by_level, evidence_recall
-from pipelines.evaluation.settings import LVEvalBaselines
+from pipelines.evaluation.lveval_baselines_settings import LVEvalBaselines
 from pipelines.llm import LLMClient, LLMSettings
 from pipelines.outputs import TableWriter, write_json
 from pipelines.progress import progress_iter

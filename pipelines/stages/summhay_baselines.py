@@ -21,7 +21,6 @@ from builders.summhay.records import CONTEXT_SCHEMA, SCORE_SCHEMA, Haystack
 from builders.summhay.retrieval import bounds_by_retriever
 from pipelines.embed.models import display_name
 from pipelines.errors import MissingInputError
-from pipelines.evaluation.settings import SummhayBaselines
 from pipelines.evaluation.summhay import (
     average_scores,
     contexts,
@@ -29,6 +28,7 @@ from pipelines.evaluation.summhay import (
     official_layout,
     scorers,
 )
+from pipelines.evaluation.summhay_baselines_settings import SummhayBaselines
 from pipelines.llm import LLMClient, LLMSettings
 from pipelines.outputs import TableWriter, write_json
 from pipelines.progress import progress_iter

@@ -15,7 +15,6 @@ from typing import Any
 
 from builders.wikigen.responders import responders
 from pipelines.embed.models import display_name
-from pipelines.evaluation.settings import WikigenBaselines
 from pipelines.evaluation.wikigen import (
     ARTICLE_SCHEMA,
     RETRIEVAL_SCHEMA,
@@ -27,6 +26,7 @@ from pipelines.evaluation.wikigen import (
     reference_recall,
     write_articles,
 )
+from pipelines.evaluation.wikigen_baselines_settings import WikigenBaselines
 from pipelines.llm import LLMClient, LLMSettings
 from pipelines.outputs import TableWriter, write_json
 from pipelines.progress import progress_iter

@@ -117,7 +117,7 @@ class AddressPolicy:
         if not allowed:
             raise BlockedAddressError(
                 f"{host} resolves to {', '.join(candidates)}, which is not a global address "
-                "(allow it with sources.fetch.allow_addresses)"
+                "(allow it with web.fetch.allow_addresses)"
             )
         return allowed
 

@@ -41,7 +41,7 @@ class ExtractWorkerError(BenchsmithError):
 
 
 class ExtractSettings(Strict):
-    """The ``sources.extract`` settings: trafilatura options and the worker pool."""
+    """The ``web.extract`` settings: trafilatura options and the worker pool."""
 
     workers: StrictInt = Field(
         2,

@@ -25,16 +25,19 @@ class FetchSettings(Strict):
     concurrency: StrictInt = Field(16, gt=0, description="Requests in flight overall.")
     per_host_concurrency: StrictInt = Field(2, gt=0, description="Requests in flight per host.")
     per_host_delay_s: float = Field(1.0, ge=0, description="Gap between requests to one host.")
-    connect_timeout_s: float = Field(10.0, gt=0)
-    read_timeout_s: float = Field(20.0, gt=0)
+    connect_timeout_s: float = Field(10.0, gt=0, description="Timeout to connect.")
+    read_timeout_s: float = Field(20.0, gt=0, description="Timeout between bytes read.")
     total_timeout_s: float = Field(60.0, gt=0, description="Cap on one request, body included.")
     max_bytes: StrictInt = Field(5_000_000, gt=0, description="Body cap, also after gunzip.")
-    max_redirects: StrictInt = Field(5, ge=0)
+    max_redirects: StrictInt = Field(
+        5, ge=0, description="Redirects followed (each hop's address checked again)."
+    )
     retries: StrictInt = Field(3, ge=0, description="Retries on 429 and 5xx.")
     backoff_s: float = Field(1.0, ge=0, description="First backoff; doubles, with jitter.")
     max_retry_after_s: float = Field(120.0, ge=0, description="Longest Retry-After honoured.")
     content_types: list[str] = Field(
-        default_factory=lambda: ["text/html", "application/xhtml+xml", "text/plain"]
+        default_factory=lambda: ["text/html", "application/xhtml+xml", "text/plain"],
+        description="Content types extracted; other bodies end as not_html.",
     )
     allow_addresses: list[str] = Field(
         default_factory=list,

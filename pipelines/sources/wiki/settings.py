@@ -26,7 +26,9 @@ class DumpSettings(Strict):
             "(wiki.api.url) about candidate pages only."
         ),
     )
-    log_path: InputFile | None = None
+    log_path: InputFile | None = Field(
+        None, description="Page-creation log dump (e.g. ...-pages-logging.xml.gz) for 'log'."
+    )
     index_path: InputFile | None = Field(
         None,
         description=(
@@ -64,7 +66,11 @@ class DumpSettings(Strict):
 class ApiSettings(Strict):
     """Settings of the ``api`` reader and of API date look-ups."""
 
-    url: str = Field("https://en.wikipedia.org/w/api.php", pattern=r"^https?://")
+    url: str = Field(
+        "https://en.wikipedia.org/w/api.php",
+        pattern=r"^https?://",
+        description="The wiki's api.php endpoint.",
+    )
     contact: str = Field(
         "",
         pattern=r"^$|^https?://\S+$|^\S+@\S+\.\S+$",
@@ -82,8 +88,10 @@ class ApiSettings(Strict):
     batch_size: StrictInt = Field(20, gt=0, le=50, description="Titles per content request.")
     request_interval_s: float = Field(0.1, ge=0, description="Minimum gap between requests.")
     maxlag_s: StrictInt = Field(5, ge=0, description="Sent as maxlag; 0 disables it.")
-    retries: StrictInt = Field(5, ge=0)
-    timeout_s: float = Field(30.0, gt=0)
+    retries: StrictInt = Field(
+        5, ge=0, description="Retries of a failed request, with exponential backoff."
+    )
+    timeout_s: float = Field(30.0, gt=0, description="Timeout of one request.")
 
 
 class HtmlSettings(Strict):
@@ -105,7 +113,9 @@ class HtmlSettings(Strict):
             "(log_path), 'api' asks wiki.api.url about candidate pages only."
         ),
     )
-    log_path: InputFile | None = None
+    log_path: InputFile | None = Field(
+        None, description="Page-creation log dump for creation_dates 'log'."
+    )
     snapshot_at: AwareDatetime | None = Field(
         None, description="When the dump was taken; each record's read_at. Unset: now."
     )
@@ -122,8 +132,14 @@ class HtmlSettings(Strict):
 class WikiSettings(EventSelection):
     """The ``wiki`` stage: which reader, and which pages count as fresh events."""
 
-    reader: Literal["dump", "api", "html"] = "dump"
-    dump: DumpSettings | None = None
+    reader: Literal["dump", "api", "html"] = Field(
+        "dump",
+        description=(
+            "What produces Article records: dump (XML export or dump file), api (live MediaWiki "
+            "wikitext) or html (rendered pages: live REST API or an Enterprise HTML dump)."
+        ),
+    )
+    dump: DumpSettings | None = Field(None, description="The dump reader's file; needed by it.")
     html: HtmlSettings = Field(default_factory=HtmlSettings)
     api: ApiSettings = Field(default_factory=ApiSettings)
     language: str = Field(

@@ -12,8 +12,8 @@ import pytest
 
 from pipelines.dag.invoke import Workspace, run_stage
 from pipelines.errors import MissingInputError
-from pipelines.evaluation.settings import WikigenBaselines
 from pipelines.evaluation.wikigen import ARTICLE_SCHEMA, RETRIEVAL_SCHEMA
+from pipelines.evaluation.wikigen_baselines_settings import WikigenBaselines
 from pipelines.retrieval.tokens import TokenCounter
 from pipelines.settings import Params
 from pipelines.stages.wikigen_baselines import run_wikigen_baselines

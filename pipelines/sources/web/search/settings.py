@@ -1,4 +1,4 @@
-"""The ``sources.search`` settings: provider, query templates, result count and filters."""
+"""The ``web.search`` settings: provider, query templates, result count and filters."""
 
 from __future__ import annotations
 

@@ -1,0 +1,41 @@
+"""The ``wikigen_baselines`` key of ``params.yaml``: WikiGenBench's RR and PRR baselines and
+their citation scores."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, StrictInt
+
+from builders.settings import Strict
+from pipelines.retrieval.settings import RetrieverName
+
+
+class WikigenBaselines(Strict):
+    """WikiGenBench's generation baselines (RR and PRR) and their citation scores."""
+
+    retrievers: list[RetrieverName] = Field(
+        default_factory=lambda: ["random", "tfidf", "bm25", "dense"],
+        description="Rerankers of each entry's chunks for the event title; RR runs with each.",
+    )
+    top_k: StrictInt = Field(
+        10, ge=1, description="Chunks read per article or section (WikiGenBench: 10 is best)."
+    )
+    context_tokens: StrictInt = Field(
+        2048, gt=0, description="Token budget for those chunks (WikiGenBench: 2,048 for 4k models)."
+    )
+    methods: list[Literal["rr", "prr"]] = Field(
+        default_factory=lambda: ["rr", "prr"],
+        description="rr: retrieve-then-read; prr: plan an outline, then retrieve and write "
+        "each section.",
+    )
+    prr_retriever: RetrieverName = Field(
+        "dense", description="PRR's reranker (WikiGenBench's default is a dense one, DPR)."
+    )
+    prr_sections: StrictInt = Field(6, ge=1, description="Most sections a PRR outline may have.")
+    generate: bool = Field(
+        True,
+        description="Also write articles through the LLM layer and score their citations; "
+        "off: retrieval only.",
+    )
+    splits: list[str] | None = Field(None, description="Entry splits to run on; unset: all.")
