@@ -173,8 +173,7 @@ def publish(
     A version that exists with the same content is left alone; one that exists with different
     content is refused. The token comes from HF_TOKEN only.
     """
-    from pipelines.publish.hub import RemoteState
-    from pipelines.stages.publish import publish_folder
+    from pipelines.publish.hub import RemoteState, publish_folder
 
     def run() -> list[str]:
         p = load_params(params)

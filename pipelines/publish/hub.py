@@ -2,7 +2,8 @@
 
 A version is a tag whose commit message carries the export's content hash, so a later push
 can tell "same content again" (a no-op) from "different content under a used version"
-(refused) by reading the tag's commit, with no file download.
+(refused) by reading the tag's commit, with no file download. :func:`publish_folder` checks an
+export folder against the settings and plans or pushes it.
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pipelines.publish.export import PublishError
-from pipelines.publish.manifest import MANIFEST, Manifest, published_files
+from pipelines.errors import PublishError
+from pipelines.publish.manifest import MANIFEST, Manifest, published_files, read_manifest
 from pipelines.publish.settings import PublishSettings
 from pipelines.retry import RetryPolicy, retry_after_s
 
@@ -280,3 +281,41 @@ def push(
         )
     )
     return info.oid
+
+
+def publish_folder(
+    folder: Path,
+    settings: PublishSettings,
+    *,
+    dry_run: bool,
+    remote: RemoteState | None = None,
+) -> str:
+    """Plan (``dry_run``) or push one export folder; return the plan as text.
+
+    ``remote`` stands in for the Hub's answers (a recorded state); otherwise a push asks the Hub
+    and a dry run asks nothing.
+    """
+    manifest = read_manifest(folder)
+    repo_id = settings.repo_id(manifest.name)
+    if repo_id is None:
+        raise PublishError(
+            f"no Hub repository for {manifest.name}: set publish.namespace (or publish.repos."
+            f"{manifest.name}) in params.yaml"
+        )
+    if manifest.version != settings.version:
+        raise PublishError(
+            f"{folder} was exported as version {manifest.version}, but publish.version is "
+            f"{settings.version}; run 'dvc repro publish' first"
+        )
+    if dry_run:
+        return plan_push(folder, manifest, settings, repo_id, remote).describe()
+    token = hub_token()
+    from huggingface_hub import HfApi
+
+    api = HfApi(token=token)
+    retry = Retry(settings.retries, settings.backoff_s)
+    state = remote if remote is not None else RemoteState.fetch(api, repo_id, retry)
+    plan = plan_push(folder, manifest, settings, repo_id, state)
+    commit = push(plan, folder, manifest, api, retry, settings.private)
+    log.info("%s: %s", repo_id, f"tagged {plan.tag} at {commit}" if commit else "already published")
+    return plan.describe()
