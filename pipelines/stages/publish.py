@@ -7,7 +7,6 @@ comes under several licences, ``benchsmith.json`` and ``croissant.json`` (Croiss
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from datetime import date
 from pathlib import Path
@@ -53,6 +52,7 @@ def run_publish(
             if unassigned:
                 stats.update(f"{name}_rows_without_entry", unassigned)
         run.extra |= {"version": settings.version, "documents": settings.documents}
+        stats.headline["version"] = settings.version
     if settings.push:
         for name in settings.datasets:
             publish_folder(out / name, settings, dry_run=False)
@@ -66,5 +66,4 @@ def summary(stats: StageStats, out: Path) -> str:
         for k, v in stats.counts.items()
         if k.endswith("_rows")
     )
-    version = json.loads((out / "stats.json").read_text("utf-8")).get("version", "?")
-    return f"publish: {rows} -> {out}/ (version {version})"
+    return f"publish: {rows} -> {out}/ (version {stats.headline.get('version', '?')})"
