@@ -35,6 +35,13 @@ class StageStats:
         """Count one item dropped for ``reason``."""
         self.dropped[reason] += 1
 
+    def show(self, **figures: Any) -> None:
+        """Keep ``figures`` in ``headline`` for the summary line; a mapping's keys in sorted
+        order, as the stage's metrics file (``write_json``) lists them."""
+        for name, value in figures.items():
+            sorted_value = dict(sorted(value.items())) if isinstance(value, Mapping) else value
+            self.headline[name] = sorted_value
+
     def count_status(self, row: Mapping[str, Any], counted: str, dropped: str) -> None:
         """Count an answer ``row`` as ``<counted>_<status>``; one that is not ok is also dropped
         for the first part of its reason (``<dropped>_<reason up to ':'>``)."""

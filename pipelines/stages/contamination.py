@@ -55,11 +55,9 @@ def run_contamination(
         )
         write_json(run.scratch / "contamination.json", report)
         run.extra["cutoff"] = report["cutoff"]
-        run.stats.headline |= {
-            "model": report["model"],
-            "probed": report["probed"],
-            "flagged": len(report["flagged"]),
-        }
+        run.stats.show(
+            model=report["model"], probed=report["probed"], flagged=len(report["flagged"])
+        )
     return run.stats
 
 

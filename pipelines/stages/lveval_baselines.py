@@ -50,7 +50,7 @@ def run_lveval_baselines(
         metrics = lveval_metrics(scored, s, retrieval.dense_model, answered=answered)
         write_json(run.scratch / "lveval.json", metrics)
         write_plots(run.scratch, scored)
-        run.stats.headline["ak_mean"] = metrics.get("ak_mean", "n/a")
+        run.stats.show(ak_mean=metrics.get("ak_mean", "n/a"))
     return run.stats
 
 

@@ -52,7 +52,7 @@ def run_publish(
             if unassigned:
                 stats.update(f"{name}_rows_without_entry", unassigned)
         run.extra |= {"version": settings.version, "documents": settings.documents}
-        stats.headline["version"] = settings.version
+        stats.show(version=settings.version)
     if settings.push:
         for name in settings.datasets:
             publish_folder(out / name, settings, dry_run=False)

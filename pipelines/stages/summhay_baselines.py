@@ -51,7 +51,7 @@ def run_summhay_baselines(
         )
         metrics = summhay_metrics(scored, settings, counter, retrieval.dense_model)
         write_json(run.scratch / METRICS, metrics)
-        run.stats.headline["coverage_bound"] = metrics["coverage_bound"]
+        run.stats.show(coverage_bound=metrics["coverage_bound"])
     return run.stats
 
 

@@ -56,7 +56,7 @@ def run_wikigen_baselines(
             entry_list, reranked, articles, s, counter, retrieval.dense_model, answered=answered
         )
         write_json(scratch / "wikigen.json", metrics)
-        run.stats.headline["reference_recall"] = metrics["reference_recall"]
+        run.stats.show(reference_recall=metrics["reference_recall"])
     return run.stats
 
 

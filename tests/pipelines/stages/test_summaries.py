@@ -3,6 +3,7 @@ an output folder that does not exist, each still prints its line."""
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -42,5 +43,18 @@ def test_a_summary_needs_only_the_stats(name: str, tmp_path: Path) -> None:
 
 
 def test_the_headline_stays_out_of_stats_json(tmp_path: Path) -> None:
-    stats = StageStats("publish", headline={"version": "2026.1.0"})
-    assert "headline" not in stats.to_dict() and "version" not in stats.to_dict()
+    stats = StageStats("publish")
+    stats.show(version="2026.1.0")
+    stats.write(tmp_path)
+    written = json.loads((tmp_path / "stats.json").read_text())
+    assert set(written) == {"stage", "counts", "dropped", "duration_s"}
+
+
+def test_headline_mappings_keep_the_metrics_file_s_order() -> None:
+    """A figure shown by key (recall by reranker) lists its keys as the sorted metrics file
+    does, whatever order the run computed them in."""
+    stats = StageStats("wikigen_baselines", counts=Counter({"entries": 2}))
+    stats.show(reference_recall={"random": 50.0, "bm25": 51.0}, model="m")
+    assert list(stats.headline["reference_recall"]) == ["bm25", "random"]
+    line = STAGES["wikigen_baselines"].summary()(stats, Path("out"))
+    assert "reference recall by reranker: bm25 51, random 50;" in line
