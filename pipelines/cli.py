@@ -173,7 +173,8 @@ def publish(
     A version that exists with the same content is left alone; one that exists with different
     content is refused. The token comes from HF_TOKEN only.
     """
-    from pipelines.publish.hub import RemoteState, publish_folder
+    from pipelines.publish.hub import publish_folder
+    from pipelines.publish.push_plan import RemoteState
 
     def run() -> list[str]:
         p = load_params(params)
