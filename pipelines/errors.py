@@ -39,3 +39,7 @@ class LLMError(BenchsmithError):
 
 class PromptError(BenchsmithError):
     """A prompt file is missing, malformed, or was rendered without a field it needs."""
+
+
+class PublishError(BenchsmithError):
+    """A table cannot be exported, a card cannot be rendered, or a push is refused."""

@@ -1,37 +1,53 @@
-"""``params.yaml`` loaded into one pydantic model with a key per stage (from the stage table) and
-the shared sections, with errors that name the key."""
+"""``params.yaml`` loaded into one pydantic model with a key per stage (as the stage table lists
+them) and the shared sections, with errors that name the key."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
-from pydantic import Field, ValidationError, create_model, model_validator
+from pydantic import Field, ValidationError, model_validator
 
 from builders.releases import Release, check_history
 from builders.settings import Strict
-from pipelines.dag.table import RENAMED, SECTIONS, STAGES
+from builders.summhay.settings import SummhaySettings
+from builders.wikigen.settings import WikigenSettings
+from pipelines.dag.table import RENAMED
+from pipelines.embed.settings import ChunkSettings, EmbedSettings
 from pipelines.errors import ParamsError
+from pipelines.evaluation.contamination_settings import ContaminationSettings
+from pipelines.evaluation.lveval_baselines_settings import LVEvalBaselines
+from pipelines.evaluation.summhay_baselines_settings import SummhayBaselines
+from pipelines.evaluation.wikigen_baselines_settings import WikigenBaselines
+from pipelines.llm.settings import LLMSettings
+from pipelines.publish.settings import PublishSettings
 from pipelines.retrieval.settings import RetrievalSettings
+from pipelines.sources.web.settings import WebSettings
+from pipelines.sources.wiki.settings import WikiSettings
+from pipelines.synthesis.lveval_settings import LVEvalStageSettings
 
 
 class ParamsBase(Strict):
-    """What the whole ``params.yaml`` offers besides its keys."""
+    """What the whole ``params.yaml`` offers besides its keys (declared by :class:`Params`)."""
+
+    if TYPE_CHECKING:  # the keys these methods read; fields of Params, in the table's order
+        wiki: WikiSettings
+        embed: EmbedSettings
+        publish: PublishSettings
+        retrieval: RetrievalSettings
 
     def resolved_retrieval(self) -> RetrievalSettings:
         """``retrieval`` with the dense retriever on the embed stage's encoder unless one is
         named there."""
-        r: RetrievalSettings = self.retrieval  # type: ignore[attr-defined]
-        model = self.embed.model  # type: ignore[attr-defined]
-        return r if r.dense_model else r.model_copy(update={"dense_model": model})
+        r = self.retrieval
+        return r if r.dense_model else r.model_copy(update={"dense_model": self.embed.model})
 
     def releases(self) -> list[Release]:
         """``publish.history``, then the current release (``publish.version``, covering up to
         ``wiki.created_before``)."""
-        publish, wiki = self.publish, self.wiki  # type: ignore[attr-defined]
-        current = Release(publish.version, wiki.created_before)
-        return [h.release() for h in publish.history] + [current]
+        current = Release(self.publish.version, self.wiki.created_before)
+        return [h.release() for h in self.publish.history] + [current]
 
     @model_validator(mode="after")
     def _history_in_order(self) -> ParamsBase:
@@ -42,19 +58,25 @@ class ParamsBase(Strict):
         return self
 
 
-def _field(model: type[Strict]) -> tuple[type[Strict], Any]:
-    """A key that may be left out when its model has a default for everything."""
-    required = any(f.is_required() for f in model.model_fields.values())
-    return (model, ...) if required else (model, Field(default_factory=model))
+class Params(ParamsBase):
+    """The whole ``params.yaml``: one key per stage of the stage table (in its order), plus the
+    shared sections (``SECTIONS``). A key whose model has a default for everything may be left
+    out; ``tests/pipelines/dag/test_table.py`` checks these fields against the table."""
 
-
-Params = create_model(
-    "Params",
-    __base__=ParamsBase,
-    __doc__="The whole ``params.yaml``: one key per stage, plus the shared sections.",
-    **{s.name: _field(s.settings) for s in STAGES.values()},
-    **{name: _field(model) for name, model in SECTIONS.items()},
-)
+    wiki: WikiSettings
+    web: WebSettings
+    wikigen: WikigenSettings = Field(default_factory=WikigenSettings)
+    summhay: SummhaySettings = Field(default_factory=SummhaySettings)
+    summhay_baselines: SummhayBaselines = Field(default_factory=SummhayBaselines)
+    chunk: ChunkSettings = Field(default_factory=ChunkSettings)
+    embed: EmbedSettings = Field(default_factory=EmbedSettings)
+    lveval: LVEvalStageSettings = Field(default_factory=LVEvalStageSettings)
+    lveval_baselines: LVEvalBaselines = Field(default_factory=LVEvalBaselines)
+    wikigen_baselines: WikigenBaselines = Field(default_factory=WikigenBaselines)
+    contamination: ContaminationSettings = Field(default_factory=ContaminationSettings)
+    publish: PublishSettings = Field(default_factory=PublishSettings)
+    llm: LLMSettings = Field(default_factory=LLMSettings)
+    retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
 
 
 def _location(loc: tuple[Any, ...]) -> str:
@@ -77,7 +99,7 @@ def format_validation_error(exc: ValidationError, source: Path) -> str:
     return "\n".join(lines)
 
 
-def load_params(path: Path | str = "params.yaml") -> Any:
+def load_params(path: Path | str = "params.yaml") -> Params:
     """Read and validate ``params.yaml``; raise :class:`ParamsError` naming the key and file."""
     path = Path(path)
     if not path.is_file():

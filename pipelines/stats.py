@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -13,13 +14,18 @@ from pipelines.outputs import write_json
 
 @dataclass
 class StageStats:
-    """Counts in and out, drop reasons and wall time of one stage run."""
+    """Counts in and out, drop reasons and wall time of one stage run, and the headline figures
+    of its one-line summary."""
 
     stage: str
     counts: Counter[str] = field(default_factory=Counter)
     dropped: Counter[str] = field(default_factory=Counter)
     started: float = field(default_factory=time.monotonic)
     duration_s: float = 0.0
+    headline: dict[str, Any] = field(default_factory=dict)
+    """The few figures the stage's ``summary`` prints besides the counts (a mean score, the
+    model asked), so it need not read the metrics file back. Not written to ``stats.json``:
+    the stage's metrics file holds them."""
 
     def update(self, key: str, n: int = 1) -> None:
         """Add ``n`` to the counter ``key``."""
@@ -28,6 +34,20 @@ class StageStats:
     def drop(self, reason: str) -> None:
         """Count one item dropped for ``reason``."""
         self.dropped[reason] += 1
+
+    def show(self, **figures: Any) -> None:
+        """Keep ``figures`` in ``headline`` for the summary line; a mapping's keys in sorted
+        order, as the stage's metrics file (``write_json``) lists them."""
+        for name, value in figures.items():
+            sorted_value = dict(sorted(value.items())) if isinstance(value, Mapping) else value
+            self.headline[name] = sorted_value
+
+    def count_status(self, row: Mapping[str, Any], counted: str, dropped: str) -> None:
+        """Count an answer ``row`` as ``<counted>_<status>``; one that is not ok is also dropped
+        for the first part of its reason (``<dropped>_<reason up to ':'>``)."""
+        self.update(f"{counted}_{row['status']}")
+        if row["status"] != "ok":
+            self.drop(f"{dropped}_{str(row['reason']).split(':', 1)[0]}")
 
     def finish(self) -> StageStats:
         """Stop the clock."""

@@ -66,7 +66,8 @@ class Stage:
     help: str
     settings: type[Strict]
     run: str
-    """``module:function``; the module also defines ``summary(stats, out) -> str``."""
+    """``module:function``; the module also defines ``summary(stats, out) -> str``, a line made
+    from the returned stats alone (counts, and figures the run put in ``stats.headline``)."""
     inputs: tuple[Input, ...] = ()
     outs: tuple[str, ...] = ()
     metrics: tuple[str, ...] = ("stats.json",)

@@ -1,8 +1,10 @@
 """The pipeline, declared once: every stage, what it reads and writes, and what it runs.
 
-``dvc.yaml`` (``benchsmith dag --write``), the ``benchsmith stage`` commands, the
-``params.yaml`` model and the missing-input messages are all made from this table. Adding a
-stage is one entry here plus its run function (and a ``summary``) in ``pipelines/stages/``.
+``dvc.yaml`` (``benchsmith dag --write``), the ``benchsmith stage`` commands and the
+missing-input messages are all made from this table, and the ``params.yaml`` model
+(:class:`pipelines.settings.Params`) is checked against it. Adding a stage is one entry here, its
+field in ``Params``, plus its run function (and a ``summary`` made from the stats the run
+returns) in ``pipelines/stages/``.
 """
 
 from __future__ import annotations

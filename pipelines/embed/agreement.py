@@ -1,14 +1,24 @@
 """Agreement of a fast mode (bfloat16, float16, int8) with float32 on a sample.
 
 Cosine between the two vectors of every text, and the overlap of each text's top-10 neighbours
-among the sample. The embed stage refuses a mode below ``min_cosine`` / ``min_overlap``.
+among the sample. The embed stage refuses a mode below ``min_cosine`` / ``min_overlap``
+(:func:`check_agreement`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+
+from pipelines.embed.encoder import Encoder, build_encoder
+from pipelines.embed.settings import EmbedSettings
+from pipelines.errors import BenchsmithError
+
+
+class AgreementError(BenchsmithError):
+    """A fast embedding mode strays too far from float32."""
 
 
 @dataclass(frozen=True)
@@ -71,3 +81,22 @@ def agreement(reference: np.ndarray, candidate: np.ndarray, k: int = 10) -> Agre
     found = neighbours(candidate, k)
     agreeing = np.take_along_axis(sims, found, axis=1) >= (kth - TIE)[:, None]
     return Agreement(n, float(cos.mean()), float(cos.min()), k, float(agreeing.mean()))
+
+
+def check_agreement(settings: EmbedSettings, encoder: Encoder, texts: list[str]) -> dict[str, Any]:
+    """Compare ``encoder`` with float32 on ``texts``; raise below the floors."""
+    plain = encoder.backend == "torch" and encoder.quantize == "none"
+    if plain and encoder.precision == "float32":
+        return {"mode": "float32", "checked": False}
+    reference = build_encoder(settings, dtype="float32", quantize="none", backend="torch")
+    result = agreement(reference.encode(texts), encoder.encode(texts))
+    mode = encoder.quantize if encoder.quantize != "none" else encoder.precision
+    mode = mode if encoder.backend == "torch" else f"{encoder.backend}-{mode}"
+    if result.mean_cosine < settings.min_cosine or result.overlap < settings.min_overlap:
+        raise AgreementError(
+            f"embed mode {mode} agrees with float32 at mean cosine {result.mean_cosine:.5f} and "
+            f"top-{result.top_k} overlap {result.overlap:.3f} on {result.texts} texts, below "
+            f"embed.min_cosine {settings.min_cosine} / embed.min_overlap {settings.min_overlap}; "
+            "use embed.dtype float32 and embed.quantize none, or lower the floors"
+        )
+    return {"mode": mode, "checked": True, **result.as_dict()}

@@ -29,9 +29,12 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+import pyarrow.parquet as pq
+
 from pipelines.embed import onnx_runtime, openvino_runtime
 from pipelines.embed.agreement import agreement
 from pipelines.embed.encoder import CPU_BUDGET, GPU_BUDGET, Encoder, build_encoder
+from pipelines.embed.records import read_blocks
 from pipelines.embed.settings import EmbedSettings
 
 CPU_FLAGS = ("avx2", "avx512f", "avx512_bf16", "avx512_vnni", "amx_bf16", "amx_int8", "amx_tile")
@@ -280,3 +283,15 @@ def calibrate(
     scratch.write_text(json.dumps(stored, indent=1), "utf-8")
     os.replace(scratch, store)
     return result
+
+
+def calibrated(settings: EmbedSettings, chunks: Path) -> tuple[EmbedSettings, dict[str, Any]]:
+    """``settings`` with every auto choice made for this machine (:func:`calibrate`), and the
+    calibration's record for ``stats.json``."""
+    import torch
+
+    cuda = settings.device == "cuda" or (settings.device == "auto" and torch.cuda.is_available())
+    total = pq.ParquetFile(chunks).metadata.num_rows
+    sample = next(read_blocks(chunks, settings.calibrate_texts, ["text"]), {"text": []})["text"]
+    result = calibrate(settings, sample, total, cuda=cuda)
+    return settings.model_copy(update=result.chosen.options()), result.as_dict()

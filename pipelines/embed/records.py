@@ -1,11 +1,15 @@
-"""Typed records of the chunk and embed stages and their Arrow schemas."""
+"""Typed records of the chunk and embed stages, their Arrow schemas, and reading them back in
+blocks."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 
 @dataclass(frozen=True)
@@ -62,3 +66,11 @@ def embedding_schema(vector_dtype: str) -> pa.Schema:
             pa.field("vector", pa.list_(value)),
         ]
     )
+
+
+def read_blocks(path: Path, size: int, columns: list[str]) -> Iterator[dict[str, list[Any]]]:
+    """Blocks of a Parquet file, or of a folder of shards in name order."""
+    files = sorted(path.glob("*.parquet")) if path.is_dir() else [path]
+    for file in files:
+        for batch in pq.ParquetFile(file).iter_batches(batch_size=size, columns=columns):
+            yield batch.to_pydict()

@@ -24,13 +24,16 @@ import pyarrow.parquet as pq
 
 from benchsmith_scoring.leval.metrics import rouge
 from benchsmith_scoring.lveval import ak_score
-from builders.contamination import event_month
+from builders.contamination import DATASET_NAMES, event_month
 from builders.lveval import responders as lveval_responders
 from builders.wikigen import responders as wikigen_responders
 from builders.wikigen.generation import has_sentences, reference_article
 from pipelines.errors import MissingInputError
+from pipelines.evaluation.contamination_settings import ContaminationThresholds
 from pipelines.evaluation.lveval_baselines_settings import LVEvalBaselines
 from pipelines.llm import Ask, LLMClient, Responder, TextAnswer
+from pipelines.outputs import TableWriter
+from pipelines.stats import StageStats
 
 REFUSAL = "I don't know."
 """What the template backend answers when it has nothing to read."""
@@ -200,3 +203,44 @@ def probe_all(
             continue
         yield row | {"answer": answer, "status": "ok", "reason": "", "score": score,
                      "flagged": score >= threshold}  # fmt: skip
+
+
+def dataset_probes(
+    datasets: Sequence[str], qa: Path, events: Sequence[Event], ak: LVEvalBaselines
+) -> dict[str, list[Probe]]:
+    """The probes of LV-Eval's QA items and WikiGenBench's titles (none for a dataset not in
+    ``datasets``)."""
+    return {
+        "lveval": (
+            lveval_probes(qa, {e.event_id: e for e in events}, ak) if "lveval" in datasets else []
+        ),
+        "wikigenbench": wikigen_probes(events) if "wikigenbench" in datasets else [],
+    }
+
+
+def metric_names(ak: LVEvalBaselines) -> dict[str, str]:
+    """The metric each dataset's answers are scored with, for the report."""
+    return {"lveval": f"AK ({ak.metric_mode})", "wikigenbench": "ROUGE-L F1"}
+
+
+def probe_datasets(
+    client: LLMClient,
+    probes: Mapping[str, Sequence[Probe]],
+    thresholds: ContaminationThresholds,
+    path: Path,
+    stats: StageStats,
+) -> list[dict[str, Any]]:
+    """Ask and score every probe, dataset by dataset; write the rows to ``path``
+    (:data:`ITEM_SCHEMA`) and return them."""
+    rows: list[dict[str, Any]] = []
+    with TableWriter(path, ITEM_SCHEMA) as written:
+        for name, mine in probes.items():
+            threshold = getattr(thresholds, name)
+            what = f"contamination: {DATASET_NAMES[name]} closed-book"
+            for row in probe_all(client, mine, threshold, what):
+                written.write(row)
+                rows.append(row)
+                stats.update(f"{name}_probed")
+                stats.count_status(row, name, name)
+                stats.update(f"{name}_flagged", int(row["flagged"]))
+    return rows

@@ -15,7 +15,8 @@ from datasets.splits import SplitDict, SplitInfo
 from huggingface_hub import DatasetCard, DatasetCardData
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, TemplateError
 
-from pipelines.publish.export import ExportedConfig, PublishError
+from pipelines.errors import PublishError
+from pipelines.publish.export import ExportedConfig
 from pipelines.publish.harness import harness_configs
 from pipelines.publish.provenance import Provenance
 from pipelines.publish.registry import LICENSE_FILE, DatasetSpec

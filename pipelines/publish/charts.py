@@ -5,7 +5,8 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from pipelines.publish.export import ExportedConfig, PublishError
+from pipelines.errors import PublishError
+from pipelines.publish.export import ExportedConfig
 from pipelines.publish.registry import Plot
 
 MAX_SERIES = 8

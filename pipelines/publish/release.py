@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from builders.releases import Release
+from pipelines.publish.dating import Dating
 from pipelines.publish.export import ExportedConfig
 
 RECORD = "release.json"
@@ -236,3 +237,28 @@ def previous_changelog(root: Path, releases: list[Release], name: str) -> str | 
         return None
     path = root / RELEASES / releases[-2].version / f"{name}.{CHANGELOG}"
     return path.read_text("utf-8") if path.is_file() else None
+
+
+def write_release(
+    name: str,
+    dating: Dating,
+    exported: list[ExportedConfig],
+    scores: dict[str, float],
+    data: Path,
+    root: Path,
+    out: Path,
+) -> str:
+    """Write ``release.json`` and ``CHANGELOG.md`` into ``out``; return this release's section
+    of the changelog (for the card)."""
+    events = {
+        k: (e.title, e.created_at.isoformat() if e.created_at else "")
+        for k, e in dating.events.items()
+    }
+    work = {k: v for k, v in stage_work(data).items() if k != "publish"}
+    record = release_record(name, dating.releases, events, exported, scores, work)
+    (out / RECORD).write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", "utf-8")
+    old = previous_record(root, dating.releases, name)
+    section = changelog_section(old, record)
+    previous = previous_changelog(root, dating.releases, name)
+    (out / CHANGELOG).write_text(changelog(section, previous), "utf-8")
+    return section

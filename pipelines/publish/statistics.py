@@ -12,7 +12,8 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
-from pipelines.publish.export import ExportedConfig, PublishError
+from pipelines.errors import PublishError
+from pipelines.publish.export import ExportedConfig
 
 DOCUMENTS = "web/documents.parquet"
 WIKI_REJECTED = "wiki/drops.parquet"

@@ -13,9 +13,10 @@ import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
-from pipelines.cli import app, print_estimate
+from pipelines.cli import app
 from pipelines.dag.estimate import estimate, model_stages
 from pipelines.dag.invoke import Workspace, run_stage
+from pipelines.display import print_estimate
 from pipelines.llm.dry_run import MAX_TOKENS, MEAN
 from pipelines.settings import Params
 from tests.support.openai_server import openai_server

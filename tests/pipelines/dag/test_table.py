@@ -107,6 +107,21 @@ def test_params_has_a_key_per_stage_and_shared_section() -> None:
     assert set(SHARED) >= {u for s in STAGES.values() for u in s.uses}
 
 
+def test_params_declares_the_table_key_by_key() -> None:
+    """Params is written out by hand: same keys in the table's order, the same model per key,
+    and a key required exactly when its model has a required field (a stage added to the table
+    without a Params field fails here)."""
+    models = {**{s.name: s.settings for s in STAGES.values()}, **SECTIONS}
+    assert list(Params.model_fields) == list(models)
+    for key, model in models.items():
+        field = Params.model_fields[key]
+        assert field.annotation is model, key
+        required = any(f.is_required() for f in model.model_fields.values())
+        assert field.is_required() is required, key
+        if not required:
+            assert field.default_factory is model, key
+
+
 def test_stage_of_finds_the_producer_of_a_path() -> None:
     assert stage_of(Path("data/lveval/records/events_mixup_2k.parquet")) == "lveval"
     assert stage_of(Path("/tmp/x/data/summhay_baselines/summhay.json")) == "summhay_baselines"

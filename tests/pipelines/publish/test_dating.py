@@ -3,6 +3,7 @@ keeps the items after a model's cutoff with one filter, and a release can hold o
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, date, datetime
 from pathlib import Path
 
@@ -58,7 +59,7 @@ def test_every_row_of_every_config_carries_its_event_s_dates(hub_export, publish
 def test_first_release_follows_the_history_and_items_new_keeps_only_this_release_s(
     publish_data, tmp_path
 ):
-    from pipelines.stages.publish import run_publish
+    from pipelines.stages.publish import run_publish, summary
 
     created = _entries(publish_data)
     later = {e for e, at in created.items() if at.date() > EARLIER.until}
@@ -76,10 +77,16 @@ def test_first_release_follows_the_history_and_items_new_keeps_only_this_release
     assert documents and {r["event_id"] for r in documents} <= later
 
     settings = publish_settings(tmp_path, datasets=["wikigenbench"], history=history)
-    run_publish(settings, data=publish_data, out=out, root=ROOT, params_file=ROOT / "params.yaml",
-                releases=releases)  # fmt: skip
+    stats = run_publish(settings, data=publish_data, out=out, root=ROOT,
+                        params_file=ROOT / "params.yaml", releases=releases)  # fmt: skip
     entries = pq.read_table(out / "wikigenbench/entries").to_pylist()
     assert len(entries) == len(created)
+    # the summary line from the returned stats alone, with the version stats.json records
+    version = json.loads((out / "stats.json").read_text())["version"]
+    assert summary(stats, tmp_path / "absent") == (
+        f"publish: wikigenbench {stats.counts['wikigenbench_rows']} rows -> {tmp_path / 'absent'}/ "
+        f"(version {version})"
+    )
     for row in entries:
         assert row["first_release"] == ("2026.11.0" if row["event_id"] in later else "2026.6.0")
     card = (out / "wikigenbench" / "README.md").read_text()

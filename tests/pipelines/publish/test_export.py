@@ -14,10 +14,11 @@ import yaml
 from datasets import Features, load_dataset
 from huggingface_hub import DatasetCard
 
-from pipelines.errors import ParamsError
+from pipelines.errors import ParamsError, PublishError
 from pipelines.publish.dating import COLUMNS as DATING
-from pipelines.publish.export import PublishError, drop_path, export_config
+from pipelines.publish.export import export_config
 from pipelines.publish.registry import DATASETS, VARIANTS, ConfigSpec
+from pipelines.publish.rows import drop_path
 from pipelines.publish.statistics import NAMED
 from pipelines.settings import load_params
 from tests.pipelines.publish.conftest import publish_settings
@@ -279,7 +280,7 @@ def test_manifest_hashes_the_data_not_the_card(hub_export):
 
 
 def test_url_only_export_drops_document_text_everywhere(publish_data, tmp_path):
-    from pipelines.stages.publish import export_dataset
+    from pipelines.publish.dataset import export_dataset
 
     settings = publish_settings(
         tmp_path, documents="urls", embeddings=False, datasets=["wikigenbench", "summhay"]
@@ -335,7 +336,7 @@ def test_drop_path_removes_a_field_inside_a_list_of_structs():
 
 def test_a_missing_source_names_the_file(tmp_path):
     from pipelines.errors import MissingInputError
-    from pipelines.stages.publish import export_dataset
+    from pipelines.publish.dataset import export_dataset
 
     with pytest.raises(MissingInputError, match=r"lveval/records/\*\.parquet"):
         export_dataset(

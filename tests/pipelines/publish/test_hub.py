@@ -16,11 +16,12 @@ import pytest
 from typer.testing import CliRunner
 
 from pipelines.cli import app
-from pipelines.publish.export import PublishError
-from pipelines.publish.hub import RemoteState, Retry, commit_message, plan_push
+from pipelines.errors import PublishError
+from pipelines.publish.hub import Retry, publish_folder
 from pipelines.publish.manifest import read_manifest
+from pipelines.publish.push_plan import RemoteState, commit_message, plan_push
 from pipelines.snapshot.site_server import in_thread
-from pipelines.stages.publish import publish_folder, run_publish
+from pipelines.stages.publish import run_publish
 from tests.pipelines.publish.conftest import publish_settings
 from tests.support.network import no_network
 from tests.support.snapshot import ROOT

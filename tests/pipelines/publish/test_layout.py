@@ -13,14 +13,9 @@ import pytest
 from datasets import load_dataset
 from huggingface_hub import DatasetCard
 
-from pipelines.publish.export import (
-    ROW_GROUP_BYTES,
-    arrow_nbytes,
-    config_sources,
-    export_config,
-    largest_prefix,
-)
+from pipelines.publish.export import config_sources, export_config
 from pipelines.publish.registry import DATASETS, LICENSE_FILE, VARIANTS, ConfigSpec
+from pipelines.publish.shards import ROW_GROUP_BYTES, arrow_nbytes, largest_prefix
 from pipelines.publish.views import summhay_subtopics
 
 

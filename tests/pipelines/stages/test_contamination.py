@@ -20,6 +20,7 @@ from pipelines.errors import MissingInputError
 from pipelines.evaluation.contamination import ITEM_SCHEMA, REFUSAL, closed_book_responders
 from pipelines.settings import Params
 from pipelines.stages.contamination import run_contamination, summary
+from pipelines.stats import StageStats
 from tests.pipelines.llm.conftest import settings_for
 from tests.support.openai_server import openai_server
 from tests.support.snapshot import ROOT
@@ -64,18 +65,24 @@ def test_the_template_backend_reads_nothing_so_says_nothing() -> None:
 
 
 @pytest.fixture(scope="module")
-def template_run(
+def template_result(
     qa: Path, snapshot_entries: Path, params: Params, tmp_path_factory: pytest.TempPathFactory
-) -> Path:
+) -> tuple[Path, StageStats]:
     out = tmp_path_factory.mktemp("contamination-template") / "contamination"
     where = Workspace(ROOT, ROOT / "params.yaml", out.parent)
-    run_stage("contamination", params, where, qa=qa, entries=snapshot_entries, out=out)
-    return out
+    stats = run_stage("contamination", params, where, qa=qa, entries=snapshot_entries, out=out)
+    return out, stats
+
+
+@pytest.fixture(scope="module")
+def template_run(template_result: tuple[Path, StageStats]) -> Path:
+    return template_result[0]
 
 
 def test_the_template_backend_probes_everything_and_flags_nothing(
-    template_run: Path, qa: Path, snapshot_entries: Path, params: Params
+    template_result: tuple[Path, StageStats], qa: Path, snapshot_entries: Path, params: Params
 ) -> None:
+    template_run, template_stats = template_result
     table = pq.read_table(template_run / "items.parquet")
     assert table.schema.equals(ITEM_SCHEMA, check_metadata=False)
     rows = table.to_pylist()
@@ -115,8 +122,12 @@ def test_the_template_backend_probes_everything_and_flags_nothing(
     asked = stats["llm"]["by_prompt"]
     assert asked["lveval/answer"]["asks"] == len(questions)
     assert asked["wikigen/rr"]["asks"] == len(entries)
-    line = summary(None, template_run)  # type: ignore[arg-type]
+    line = summary(template_stats, template_run)
     assert "0 flagged" in line and f"{len(questions)} LV-Eval" in line
+    assert summary(template_stats, template_run.parent / "absent") == (
+        f"contamination: template asked closed-book ({len(questions)} LV-Eval, "
+        f"{len(entries)} WikiGenBench); 0 flagged -> {template_run.parent / 'absent'}/"
+    )
 
     text = report_markdown(report)
     assert "**template**" in text and "none given" in text and "No item was flagged." in text

@@ -11,12 +11,13 @@ import pyarrow.parquet as pq
 import pytest
 
 from builders.drops import DROP_SCHEMA, Drop
+from pipelines.embed.agreement import AgreementError
 from pipelines.embed.records import CHUNK_SCHEMA
 from pipelines.embed.settings import ChunkSettings, EmbedSettings
 from pipelines.outputs import TableWriter
 from pipelines.settings import Params
 from pipelines.stages.chunk import run_chunk
-from pipelines.stages.embed import AgreementError, run_embed
+from pipelines.stages.embed import run_embed
 from tests.support.snapshot import ROOT
 
 

@@ -200,6 +200,13 @@ def test_baselines_report_recall_and_ak_by_level_and_variant(
     assert all(a["output_words"] == len(a["prediction"].split()) for a in answers)
     plot = (out / "ak_by_level.csv").read_text().splitlines()
     assert plot[0] == "level_words,clean,cfi,kpr,cfi_kpr" and len(plot) == 1 + len(levels)
+    from pipelines.stages.lveval_baselines import summary
+
+    assert stats.headline == {"ak_mean": metrics["ak_mean"]}
+    assert summary(stats, tmp_path / "absent") == (
+        f"lveval baselines: {len(records)} records; mean AK {metrics['ak_mean']} -> "
+        f"{tmp_path / 'absent'}/"
+    )
     with pytest.raises(
         MissingInputError, match="the lveval stage writes it: run 'dvc repro lveval"
     ):

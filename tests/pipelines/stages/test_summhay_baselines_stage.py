@@ -15,23 +15,43 @@ from pipelines.dag.invoke import Workspace, run_stage
 from pipelines.errors import MissingInputError
 from pipelines.retrieval.tokens import TokenCounter
 from pipelines.settings import Params
-from pipelines.stages.summhay_baselines import run_summhay_baselines
+from pipelines.stages.summhay_baselines import run_summhay_baselines, summary
+from pipelines.stats import StageStats
 from tests.support.snapshot import ROOT
 
 
 @pytest.fixture(scope="module")
-def built(
+def built_run(
     tmp_path_factory: pytest.TempPathFactory, params: Params, snapshot_haystacks: Path
-) -> tuple[Path, Path]:
+) -> tuple[Path, Path, StageStats]:
     out = tmp_path_factory.mktemp("summhay-baselines") / "out"
-    run_summhay_baselines(
+    stats = run_summhay_baselines(
         params.summhay_baselines,
         haystacks=snapshot_haystacks,
         out=out,
         llm=params.llm,
         retrieval=params.resolved_retrieval(),
     )
-    return snapshot_haystacks, out
+    return snapshot_haystacks, out, stats
+
+
+@pytest.fixture(scope="module")
+def built(built_run: tuple[Path, Path, StageStats]) -> tuple[Path, Path]:
+    haystacks, out, _ = built_run
+    return haystacks, out
+
+
+def test_the_summary_line_needs_only_the_stats(
+    built_run: tuple[Path, Path, StageStats], tmp_path: Path
+) -> None:
+    _, out, stats = built_run
+    metrics = json.loads((out / "summhay.json").read_text())
+    assert stats.headline == {"coverage_bound": metrics["coverage_bound"]}
+    bounds = ", ".join(f"{k} {v:.0f}" for k, v in metrics["coverage_bound"].items())
+    assert summary(stats, tmp_path / "absent") == (
+        f"summhay baselines: {stats.counts['summhay_contexts']} SummHay contexts; coverage bound "
+        f"by retriever: {bounds} -> {tmp_path / 'absent'}/"
+    )
 
 
 def test_contexts_fit_the_budget_and_bounds_match_them(built, params: Params) -> None:

@@ -16,7 +16,7 @@ from pipelines.evaluation.wikigen import ARTICLE_SCHEMA, RETRIEVAL_SCHEMA
 from pipelines.evaluation.wikigen_baselines_settings import WikigenBaselines
 from pipelines.retrieval.tokens import TokenCounter
 from pipelines.settings import Params
-from pipelines.stages.wikigen_baselines import run_wikigen_baselines
+from pipelines.stages.wikigen_baselines import run_wikigen_baselines, summary
 from tests.pipelines.llm.conftest import settings_for
 from tests.support.openai_server import openai_server
 from tests.support.snapshot import ROOT
@@ -172,6 +172,13 @@ def test_bad_model_output_is_kept_with_a_reason(inputs, params, tmp_path: Path) 
         assert row["citation_precision"] < 1
     assert any("judge answers failed" in r["reason"] for r in written)
     assert stats.dropped and sum(stats.dropped.values()) == len(rows) - len(written)
+    metrics = json.loads((tmp_path / "out" / "wikigen.json").read_text())
+    assert stats.headline == {"reference_recall": metrics["reference_recall"]}
+    recall = ", ".join(f"{k} {v:.0f}" for k, v in metrics["reference_recall"].items())
+    assert summary(stats, tmp_path / "absent") == (
+        f"wikigen baselines: {metrics['entries']} entries; reference recall by reranker: "
+        f"{recall}; {len(written)} articles written -> {tmp_path / 'absent'}/"
+    )
 
 
 def test_missing_or_chunkless_inputs_name_what_to_run(inputs, params, tmp_path: Path) -> None:

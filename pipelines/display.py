@@ -1,0 +1,76 @@
+"""What the CLI prints as tables (rich): the model-call estimate and the report of every stage's
+``stats.json``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from pipelines.dag.table import STAGES
+
+
+def print_estimate(data: dict[str, Any], out: Console) -> None:
+    """One table of the estimate, a row per stage and prompt, with totals."""
+    from pipelines.llm.dry_run import MAX_TOKENS
+
+    table = Table(title=f"estimate: {data['backend']} {data['model']}")
+    for name in ("stage", "prompt", "calls", "cache hits", "tokens in", "tokens out", "USD"):
+        table.add_column(name, justify="left" if name in ("stage", "prompt") else "right")
+    table.add_column("calls with re-asks", justify="right")
+    for row in data["prompts"]:
+        guessed = "*" if row["completion_from"] == MAX_TOKENS else ""
+        table.add_row(
+            row["stage"], row["prompt"], str(row["calls"]), str(row["cache_hits"]),
+            str(row["prompt_tokens"]), f"{row['completion_tokens']}{guessed}",
+            f"{row['cost_usd']:.4f}", f"≤ {row['max_calls_with_reasks']}",
+        )  # fmt: skip
+    t = data["totals"]
+    table.add_row(
+        "total", "", str(t["calls"]), str(t["cache_hits"]), str(t["prompt_tokens"]),
+        str(t["completion_tokens"]), f"{t['cost_usd']:.4f}", "",
+    )  # fmt: skip
+    out.print(table)
+    out.print(f"prompt tokens counted with: {data['tokenizer']}")
+    if any(r["completion_from"] == MAX_TOKENS for r in data["prompts"]):
+        out.print("* no cached answers of this prompt yet: llm.max_tokens per call, an upper bound")
+
+
+def print_report(data: Path) -> bool:
+    """Print one table per stage from ``data/<stage>/stats.json``, in pipeline order; return
+    whether any was found."""
+    from pipelines.llm.usage import answers_line
+
+    out = Console()
+    found = False
+    for stats_file in (data / name / "stats.json" for name in STAGES):
+        if not stats_file.is_file():
+            continue
+        found = True
+        stats = json.loads(stats_file.read_text("utf-8"))
+        table = Table(title=f"stage {stats.get('stage', stats_file.parent.name)}", min_width=40)
+        table.add_column("count")
+        table.add_column("n", justify="right")
+        for key, value in stats.get("counts", {}).items():
+            table.add_row(key, str(value))
+        for reason, value in stats.get("dropped", {}).items():
+            table.add_row(f"  rejected: {reason}", str(value))
+        if llm := stats.get("llm"):
+            table.add_row(f"llm ({llm['backend']}, {llm['model']})", "")
+            for key in ("asks", "calls", "cache_hits", "reasks", "failed"):
+                table.add_row(f"  {key}", str(llm[key]))
+            table.add_row(
+                "  tokens in / out", f"{llm['prompt_tokens']} / {llm['completion_tokens']}"
+            )
+            table.add_row("  estimated cost (USD)", f"{llm['estimated_cost_usd']:.4f}")
+        out.print(table)
+        if llm:
+            out.print(f"llm answers: {answers_line(llm)}")
+        files = ", ".join(
+            sorted(p.name for p in stats_file.parent.iterdir() if not p.name.startswith("."))
+        )
+        out.print(f"outputs in {stats_file.parent}/: {files}\n")
+    return found

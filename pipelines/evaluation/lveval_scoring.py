@@ -1,0 +1,173 @@
+"""The LV-Eval baselines over every record file: the retrieval and answers tables, the metrics
+by length level and variant, and the plot files (score against level, for ``dvc plots``).
+
+Records are read one (dataset, level) file at a time; every record is ranked by each retriever
+and, when a model answers, answered and scored with AK (:mod:`pipelines.evaluation.lveval`).
+"""
+
+from __future__ import annotations
+
+import csv
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from statistics import fmean
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from builders.lveval.records import VARIANTS, EvalRecord
+from pipelines.embed.models import display_name
+from pipelines.errors import MissingInputError
+from pipelines.evaluation.lveval import answer_all, by_level, evidence_recall
+from pipelines.evaluation.lveval_baselines_settings import LVEvalBaselines
+from pipelines.llm import LLMClient
+from pipelines.outputs import TableWriter
+from pipelines.progress import progress_iter
+from pipelines.retrieval.rankers import Ranker
+from pipelines.stats import StageStats
+
+RETRIEVAL_SCHEMA = pa.schema(
+    [
+        pa.field("qa_id", pa.string()),
+        pa.field("dataset", pa.string()),
+        pa.field("level", pa.string()),
+        pa.field("level_words", pa.int64()),
+        pa.field("variant", pa.string()),
+        pa.field("retriever", pa.string()),
+        pa.field("found", pa.int32()),
+        pa.field("evidence", pa.int32()),
+    ]
+)
+ANSWER_SCHEMA = pa.schema(
+    [
+        pa.field("qa_id", pa.string()),
+        pa.field("dataset", pa.string()),
+        pa.field("level", pa.string()),
+        pa.field("level_words", pa.int64()),
+        pa.field("variant", pa.string()),
+        pa.field("prediction", pa.string()),
+        pa.field("status", pa.string()),
+        pa.field("reason", pa.string()),
+        pa.field("score", pa.float64()),
+        pa.field("gate_passed", pa.bool_()),
+        pa.field("output_words", pa.int64()),
+    ]
+)
+
+
+@dataclass
+class Scored:
+    """What scoring every record keeps for the metrics: recall rows (with ``recall``), answer
+    rows (without the prediction) and each level's length in words."""
+
+    recall_rows: list[dict[str, Any]] = field(default_factory=list)
+    answer_rows: list[dict[str, Any]] = field(default_factory=list)
+    sizes: dict[str, int] = field(default_factory=dict)
+
+    def recall_by_level(self) -> dict[str, dict[str, dict[str, float]]]:
+        """Retriever -> level -> variant -> mean evidence recall (percent)."""
+        grouped: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for row in self.recall_rows:
+            grouped[row["retriever"]].append(row)
+        return {name: by_level(rows, "recall") for name, rows in grouped.items()}
+
+    def ak_by_level(self) -> dict[str, dict[str, float]]:
+        """Level -> variant -> mean AK score (percent) of the answered records."""
+        return by_level(self.answer_rows, "score")
+
+
+def record_files(records: Path) -> list[Path]:
+    """The record files of the lveval stage's ``records`` folder, in name order."""
+    files = sorted(records.glob("*.parquet"))
+    if not files:
+        raise MissingInputError(f"no records in {records} (the LV-Eval records)", records)
+    return files
+
+
+def score_records(
+    files: Sequence[Path],
+    ranks: Mapping[str, Ranker],
+    client: LLMClient | None,
+    tokenizer: Any,
+    s: LVEvalBaselines,
+    folder: Path,
+    stats: StageStats,
+) -> Scored:
+    """Rank (and, with a ``client``, answer) every record of ``files``; write
+    ``retrieval.parquet`` and ``answers.parquet`` under ``folder``."""
+    scored = Scored()
+    with (
+        TableWriter(folder / "retrieval.parquet", RETRIEVAL_SCHEMA) as retrieval_out,
+        TableWriter(folder / "answers.parquet", ANSWER_SCHEMA, batch_rows=64) as answers_out,
+    ):
+        for path in files:
+            table = pq.read_table(path, columns=list(EvalRecord.COLUMNS))
+            rows = [EvalRecord.from_row(r) for r in table.to_pylist()]
+            for record in progress_iter(rows, f"lveval baselines: {path.stem}"):
+                scored.sizes[record.level] = record.level_words
+                stats.update("records")
+                for name, rank in ranks.items():
+                    found, total = evidence_recall(record, rank, s.top_k, s.chunk_words)
+                    row = record.key() | {"retriever": name, "found": found, "evidence": total}
+                    retrieval_out.write(row)
+                    scored.recall_rows.append(row | {"recall": found / max(total, 1)})
+            if client is not None:
+                for row in answer_all(client, rows, s, tokenizer):
+                    answers_out.write(row)
+                    scored.answer_rows.append({k: v for k, v in row.items() if k != "prediction"})
+                    stats.count_status(row, "answers", "answer")
+            del rows
+    return scored
+
+
+def lveval_metrics(
+    scored: Scored, s: LVEvalBaselines, dense_model: str | None, *, answered: bool
+) -> dict[str, Any]:
+    """``lveval.json``: evidence recall by retriever, and the AK scores when a model answered."""
+    metrics: dict[str, Any] = {
+        "top_k": s.top_k,
+        "chunk_words": s.chunk_words,
+        "dense_model": display_name(dense_model),
+        "evidence_recall": scored.recall_by_level(),
+    }
+    if answered:
+        scores = [r["score"] for r in scored.answer_rows if r["score"] is not None]
+        metrics |= {
+            "metric_mode": s.metric_mode,
+            "context_tokens": s.context_tokens,
+            "length_instruction": s.length_instruction,
+            "ak": scored.ak_by_level(),
+            "output_words": by_level(scored.answer_rows, "output_words", scale=1),
+            "ak_mean": round(100 * fmean(scores), 2) if scores else None,
+        }
+    return metrics
+
+
+def write_plots(folder: Path, scored: Scored) -> None:
+    """``ak_by_level.csv`` (a column per variant) and ``recall_by_level.csv`` (clean records'
+    evidence recall, a column per retriever)."""
+    write_plot(folder / "ak_by_level.csv", scored.ak_by_level(), scored.sizes)
+    recall = scored.recall_by_level()
+    clean = {
+        level: {name: recall[name][level].get("clean", "") for name in recall}
+        for level in scored.sizes
+    }
+    write_plot(folder / "recall_by_level.csv", clean, scored.sizes, list(recall))
+
+
+def write_plot(
+    path: Path,
+    table: Mapping[str, Mapping[str, Any]],
+    sizes: Mapping[str, int],
+    columns: Sequence[str] = VARIANTS,
+) -> None:
+    """Level (words) against one column per variant (or retriever), for ``dvc plots``."""
+    with path.open("w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f)
+        writer.writerow(["level_words", *columns])
+        for level in sorted(sizes, key=sizes.__getitem__):
+            scores = table.get(level, {})
+            writer.writerow([sizes[level], *(scores.get(c, "") for c in columns)])

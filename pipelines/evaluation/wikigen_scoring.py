@@ -1,0 +1,129 @@
+"""The WikiGenBench baselines over every entry: each title's context per reranker with its
+reference recall (``retrieval.parquet``), then the RR and PRR articles with their judged
+citations (``articles.parquet``), and the metrics. :mod:`pipelines.evaluation.wikigen` ranks,
+writes and judges."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from statistics import fmean
+from typing import Any
+
+from pipelines.embed.models import display_name
+from pipelines.evaluation.wikigen import (
+    ARTICLE_SCHEMA,
+    RETRIEVAL_SCHEMA,
+    EntryChunks,
+    TokenChunk,
+    average_articles,
+    context,
+    judge,
+    reference_recall,
+    write_articles,
+)
+from pipelines.evaluation.wikigen_baselines_settings import WikigenBaselines
+from pipelines.llm import LLMClient
+from pipelines.outputs import TableWriter
+from pipelines.progress import progress_iter
+from pipelines.retrieval.rankers import Ranker
+from pipelines.retrieval.tokens import TokenCounter
+from pipelines.stats import StageStats
+
+
+@dataclass
+class Reranked:
+    """Each title's context by ``(event_id, reranker)`` (reused by RR and PRR), and the
+    reference recall of every entry per compared reranker."""
+
+    titles: dict[tuple[str, str], list[TokenChunk]] = field(default_factory=dict)
+    recall: dict[str, list[float]] = field(default_factory=dict)
+
+
+def rerankers(s: WikigenBaselines) -> list[str]:
+    """The compared rerankers, then PRR's when it is another one."""
+    prr = [s.prr_retriever] if "prr" in s.methods else []
+    return list(dict.fromkeys([*s.retrievers, *prr]))
+
+
+def rerank_entries(
+    entries: Sequence[EntryChunks],
+    ranks: dict[str, Ranker],
+    s: WikigenBaselines,
+    path: Path,
+    stats: StageStats,
+) -> Reranked:
+    """Every entry's title context per reranker; the compared ones' rows go to ``path``."""
+    reranked = Reranked(recall={name: [] for name in s.retrievers})
+    with TableWriter(path, RETRIEVAL_SCHEMA) as retrieval_out:
+        for entry in progress_iter(entries, "wikigen baselines: reranking"):
+            stats.update("entries")
+            stats.update("chunks", len(entry.chunks))
+            for name, rank in ranks.items():
+                shown = context(entry, entry.title, rank, s.top_k, s.context_tokens)
+                reranked.titles[(entry.event_id, name)] = shown
+                if name not in reranked.recall:
+                    continue  # PRR's reranker alone, not one of the compared ones
+                found = reference_recall(entry.reference, shown)
+                reranked.recall[name].append(found)
+                retrieval_out.write(
+                    {
+                        "event_id": entry.event_id,
+                        "split": entry.split,
+                        "retriever": name,
+                        "chunk_ids": [c.chunk_id for c in shown],
+                        "context_tokens": sum(c.tokens for c in shown),
+                        "reference_recall": found,
+                    }
+                )
+    return reranked
+
+
+def write_and_judge(
+    client: LLMClient | None,
+    entries: Sequence[EntryChunks],
+    reranked: Reranked,
+    ranks: dict[str, Ranker],
+    s: WikigenBaselines,
+    path: Path,
+    stats: StageStats,
+) -> list[dict[str, Any]]:
+    """With a ``client``, write and judge every article into ``path`` (an empty table without
+    one); return the rows without their claims."""
+    rows: list[dict[str, Any]] = []
+    with TableWriter(path, ARTICLE_SCHEMA, batch_rows=32) as written:
+        if client is not None:
+            articles = write_articles(client, entries, reranked.titles, ranks, s)
+            for row in judge(client, articles):
+                written.write(row)
+                rows.append({k: v for k, v in row.items() if k != "claims"})
+                stats.count_status(row, "articles", "article")
+    return rows
+
+
+def wikigen_metrics(
+    entries: Sequence[EntryChunks],
+    reranked: Reranked,
+    article_rows: Sequence[dict[str, Any]],
+    s: WikigenBaselines,
+    counter: TokenCounter,
+    dense_model: str | None,
+    *,
+    answered: bool,
+) -> dict[str, Any]:
+    """``wikigen.json``: reference recall per reranker, and the articles' scores when a model
+    wrote them (``answered``)."""
+    metrics: dict[str, Any] = {
+        "entries": len(entries),
+        "top_k": s.top_k,
+        "context_tokens": s.context_tokens,
+        "tokenizer": counter.name,
+        "dense_model": display_name(dense_model),
+        "reference_recall": {
+            name: round(100 * fmean(v), 2) if v else 0.0 for name, v in reranked.recall.items()
+        },
+    }
+    if answered:
+        metrics["articles"] = average_articles(article_rows)
+    return metrics

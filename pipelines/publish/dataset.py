@@ -1,0 +1,198 @@
+"""One dataset's export folder, in the Hub's layout.
+
+``<config>/<split>-0000i-of-0000N.parquet`` (:mod:`pipelines.publish.export`), ``images/*.png``,
+``release.json`` and ``CHANGELOG.md`` when rows are dated, the harness files, ``README.md``
+(card), ``LICENSE.md`` where its text comes under several licences, ``eval.yaml`` where the
+dataset is a benchmark, ``benchsmith.json`` (manifest) and ``croissant.json``, in that order
+(the manifest lists what was written before it).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from builders.contamination import report_markdown
+from pipelines.errors import MissingInputError
+from pipelines.progress import progress_iter
+from pipelines.publish import charts
+from pipelines.publish.card import CardInputs, baseline_json, eval_yaml, license_text, render_card
+from pipelines.publish.croissant import CroissantInputs, write_croissant
+from pipelines.publish.dating import Dating
+from pipelines.publish.export import ExportedConfig, config_sources, export_config, split_index
+from pipelines.publish.harness import copy_scorers, write_inspect, write_lm_eval
+from pipelines.publish.manifest import MANIFEST, build_manifest
+from pipelines.publish.provenance import Provenance, collect
+from pipelines.publish.registry import CONTAMINATION, LICENSE_FILE, DatasetSpec
+from pipelines.publish.release import flat_metrics, write_release
+from pipelines.publish.settings import PublishSettings
+from pipelines.publish.statistics import (
+    NAMED,
+    StatTable,
+    length_distributions,
+    metric_tables,
+    split_counts,
+)
+
+MB = 1_000_000
+
+
+def export_dataset(
+    spec: DatasetSpec,
+    settings: PublishSettings,
+    data: Path,
+    out: Path,
+    root: Path,
+    params_file: Path,
+    dating: Dating | None = None,
+) -> list[ExportedConfig]:
+    """Write one dataset's folder ``out`` (shards, charts, card, eval.yaml, manifest); with
+    ``dating``, every row carries its event's dates and first release."""
+    exported = export_configs(spec, settings, data, out, dating)
+    stats = [split_counts(exported), length_distributions(exported)]
+    stats += [NAMED[name](data) for name in spec.statistics]
+    chart_files = write_charts(spec, exported, data, out)
+    baselines, scores = baseline_scores(spec, data)
+    contamination = contamination_section(spec, data)
+    changes = ""
+    if dating is not None:
+        changes = write_release(spec.name, dating, exported, scores, data, root, out)
+    provenance = collect(root, params_file, spec.params, read_inputs(spec, exported, data))
+    copy_scorers(out)
+    repo_id = settings.repo_id(spec.name)
+    groups = write_lm_eval(spec, exported, out, settings.version, repo_id)
+    inspect_tasks = write_inspect(exported, out, settings.version, repo_id)
+    card = CardInputs(
+        spec=spec,
+        configs=exported,
+        version=settings.version,
+        repo_id=repo_id,
+        documents=settings.documents,
+        statistics=stats,
+        baselines=baselines,
+        charts=chart_files,
+        provenance=provenance,
+        lm_eval_groups=groups,
+        inspect_tasks=inspect_tasks,
+        changes=changes,
+        contamination=contamination,
+    )
+    render_card(card, settings.cards).save(out / "README.md")
+    write_metadata(spec, settings, exported, out, provenance)
+    return exported
+
+
+def export_configs(
+    spec: DatasetSpec,
+    settings: PublishSettings,
+    data: Path,
+    out: Path,
+    dating: Dating | None,
+) -> list[ExportedConfig]:
+    """Every config of ``spec`` (vector configs only with ``embeddings``) as shards under
+    ``out``; a config without source files is an error unless it is optional."""
+    splits_of = split_index(spec, data)
+    exported: list[ExportedConfig] = []
+    for config in spec.configs:
+        if config.vectors and not settings.embeddings:
+            continue
+        sources = config_sources(config, data)
+        if not sources and not config.optional:
+            raise MissingInputError(
+                f"missing {data / config.source} (no files for config {config.name!r})",
+                data / config.source,
+            )
+        for name, source, value in progress_iter(sources, f"{spec.name}: {config.name}"):
+            exported.append(
+                export_config(
+                    name,
+                    config,
+                    source,
+                    value,
+                    splits_of,
+                    data,
+                    out,
+                    url_only=settings.documents == "urls",
+                    shard_bytes=settings.shard_mb * MB,
+                    dating=dating,
+                )
+            )
+    return exported
+
+
+def write_charts(
+    spec: DatasetSpec, exported: list[ExportedConfig], data: Path, out: Path
+) -> list[tuple[str, str]]:
+    """The length chart and the baseline plots under ``out/images/``: ``(file, caption)`` of
+    each one drawn."""
+    chart_files = []
+    if charts.length_chart(
+        exported, out / "images" / "lengths.png", f"{spec.pretty_name}: lengths"
+    ):
+        chart_files.append(("images/lengths.png", "Word-length distribution"))
+    for i, plot in enumerate(spec.plots):
+        if charts.line_chart(plot, data, out / "images" / f"baseline_{i}.png"):
+            chart_files.append((f"images/baseline_{i}.png", plot.title))
+    return chart_files
+
+
+def baseline_scores(spec: DatasetSpec, data: Path) -> tuple[list[StatTable], dict[str, float]]:
+    """The card's tables of the baselines' metrics files that exist, and every score in them
+    by dotted key (``<file stem>.<path>``, for the release record)."""
+    baselines: list[StatTable] = []
+    scores: dict[str, float] = {}
+    for path in spec.baselines:
+        if (data / path).is_file():
+            metrics = baseline_json(data / path)
+            baselines += metric_tables(Path(path).stem, metrics)
+            scores |= flat_metrics(metrics, f"{Path(path).stem}.")
+    return baselines, scores
+
+
+def contamination_section(spec: DatasetSpec, data: Path) -> str:
+    """The card's contamination section, when the dataset was probed (else empty)."""
+    if not spec.contamination or not (data / CONTAMINATION).is_file():
+        return ""
+    report = json.loads((data / CONTAMINATION).read_text("utf-8"))
+    return report_markdown(report) if spec.name in report["probed"] else ""
+
+
+def read_inputs(spec: DatasetSpec, exported: list[ExportedConfig], data: Path) -> list[str]:
+    """The stage outputs the folder was made from, as ``data/...`` paths, sorted."""
+    return sorted(
+        {str(Path("data") / c.source.relative_to(data)) for c in exported}
+        | {str(Path("data") / p) for p in spec.baselines if (data / p).is_file()}
+        | {
+            str(Path("data") / p)
+            for name in spec.statistics
+            for p in NAMED[name].sources
+            if (data / p).is_file()
+        }
+    )
+
+
+def write_metadata(
+    spec: DatasetSpec,
+    settings: PublishSettings,
+    exported: list[ExportedConfig],
+    out: Path,
+    provenance: Provenance,
+) -> None:
+    """``LICENSE.md`` and ``eval.yaml`` where they apply, then the manifest of the folder and
+    its Croissant metadata."""
+    if spec.license_terms:
+        (out / LICENSE_FILE).write_text(license_text(spec, settings.version), "utf-8")
+    if registration := eval_yaml(spec, exported, settings.version):
+        (out / "eval.yaml").write_text(registration, "utf-8")
+    manifest = build_manifest(
+        out, spec.name, settings.version, provenance.toolkit_version, provenance.git_commit
+    )
+    (out / MANIFEST).write_text(manifest.to_json(), "utf-8")
+    bibs = [settings.cards / "citations" / f"{key}.bib" for key in spec.citations]
+    citations = [p.read_text("utf-8").strip() for p in bibs if p.is_file()]
+    write_croissant(
+        CroissantInputs(
+            spec, exported, manifest, settings.repo_id(spec.name), provenance, citations
+        ),
+        out,
+    )
