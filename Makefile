@@ -1,4 +1,5 @@
 # Two commands for a new user: `make repro` and `make test`. Both set up .venv first.
+# `make check` is the fast tier for day-to-day work: lint, import contracts and the unit tests.
 PYTHON ?= python3.11
 VENV ?= .venv
 BIN := $(VENV)/bin
@@ -17,7 +18,7 @@ export PATH := $(abspath $(BIN)):$(PATH)
 export DVC_NO_ANALYTICS := 1
 export HF_HUB_OFFLINE := 1
 
-.PHONY: repro test lint setup clean snapshot
+.PHONY: repro test check lint setup clean snapshot
 
 setup: $(VENV)/.installed
 
@@ -38,6 +39,12 @@ test: setup
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports --config pyproject.toml --no-cache
 	$(TEST_THREADS) $(BIN)/python -m pytest -q -n $(TEST_WORKERS)
+
+# the fast tier: no integration tests and none of the slowest units (tests/conftest.py SLOWEST)
+check: setup
+	$(BIN)/ruff check .
+	$(BIN)/lint-imports --config pyproject.toml --no-cache
+	$(TEST_THREADS) $(BIN)/python -m pytest -q -n $(TEST_WORKERS) -m "not integration and not slow"
 
 snapshot: setup
 	$(BIN)/benchsmith snapshot record-web

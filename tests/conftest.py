@@ -9,6 +9,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipelines.settings import Params, load_params
+from tests.support.shared import built_once
 from tests.support.snapshot import ROOT, SNAPSHOT_XML
 
 SHARED_WORKER = {
@@ -21,33 +22,69 @@ SHARED_WORKER = {
 """Modules that must share one pytest-xdist worker, so one SmolLM server starts."""
 
 
+SLOWEST = (
+    "smollm",
+    "tests/integration/test_dvc_pipeline.py",
+    "tests/pipelines/publish/test_harness_runs.py",
+    "tests/pipelines/publish/test_eval_yaml.py",
+    "tests/integration/test_real_wikipedia.py",
+    "tests/pipelines/embed/test_onnx.py",
+    "tests/pipelines/embed/test_encoder.py",
+    "tests/pipelines/stages/test_embed_stage.py",
+    "tests/pipelines/embed/test_calibrate.py",
+    "tests/pipelines/stages/test_lveval_stage.py",
+    "tests/integration/test_ray_executor.py",
+    "tests/pipelines/sources/web/test_extract.py",
+    "tests/pipelines/publish/test_croissant.py",
+    "tests/pipelines/embed/test_memory.py",
+    "tests/pipelines/stages/test_wikigen_baselines.py",
+    "tests/pipelines/publish/test_contamination_card.py",
+    "tests/pipelines/embed/test_openvino.py",
+)
+"""The units that take longest (measured with ``--durations``), longest first. ``make test``
+starts them first, so that no long unit starts when the other worker is nearly done (the rest
+follow in collection order); their tests are marked ``slow``, which the fast tier (``make
+check``) leaves out with the integration tests."""
+
+
 def worker_group(module: str) -> str:
-    """The unit pytest-xdist gives to one worker: a module, or a group of modules that share a
-    session fixture (SmolLM, the publish export)."""
-    if module.startswith("tests/pipelines/publish/"):
-        return "publish"
+    """The unit pytest-xdist gives to one worker: a module, or the modules that share the
+    SmolLM server. Session outputs several units read (the snapshot's stage outputs, the Hub
+    export) are built once for every worker (``tests.support.shared``)."""
     return SHARED_WORKER.get(module, module)
+
+
+def _rank(item: pytest.Item) -> int:
+    unit = worker_group(item.nodeid.split("::")[0])
+    return SLOWEST.index(unit) if unit in SLOWEST else len(SLOWEST)
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
-    """``make test`` runs one worker per core; each module (or group) runs whole on one."""
+    """``make test`` runs one worker per core; each module (or group) runs whole on one, in the
+    order of the collection (longest first, see ``SLOWEST``)."""
     from xdist.scheduler import LoadScopeScheduling
 
     class ByModule(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
             return worker_group(nodeid.split("::")[0])
 
+    # xdist otherwise orders units by their number of tests, which starts one-test units last
+    config.option.loadscopereorder = False
     return ByModule(config, log)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Refuse a test that starts the SmolLM server outside the modules that share a worker."""
+    """Put the longest units first and mark their tests ``slow``; refuse a test that starts the
+    SmolLM server outside the modules that share a worker."""
     for item in items:
+        if _rank(item) < len(SLOWEST):
+            item.add_marker(pytest.mark.slow)
         module = item.nodeid.split("::")[0]
         uses_smollm = "server" in getattr(item, "fixturenames", ()) and "integration" in module
         if uses_smollm and worker_group(module) != "smollm":
             raise pytest.UsageError(f"{module} uses the SmolLM server: add it to SHARED_WORKER")
+    items.sort(key=_rank)
 
 
 def _cache_files() -> dict[str, tuple[int, int]]:
@@ -119,22 +156,24 @@ def passages() -> list[str]:
 @pytest.fixture(scope="session")
 def snapshot_data(tmp_path_factory: pytest.TempPathFactory, params: Params) -> Path:
     """A ``data/`` folder with the snapshot's wiki, web and wikigen outputs, built once per test
-    session; tests only read it (copy it before changing anything)."""
+    run for every worker; tests only read it (copy it before changing anything)."""
     from pipelines.stages.web import run_web
     from pipelines.stages.wiki import run_wiki
     from pipelines.stages.wikigen import run_wikigen
 
-    data = tmp_path_factory.mktemp("snapshot") / "data"
-    articles = data / "wiki" / "articles.parquet"
-    run_wiki(params.wiki, out=data / "wiki")
-    run_web(params.web, articles=articles, out=data / "web")
-    run_wikigen(
-        params.wikigen,
-        articles=articles,
-        documents=data / "web" / "documents.parquet",
-        out=data / "wikigen",
-    )
-    return data
+    def build(folder: Path) -> None:
+        data = folder / "data"
+        articles = data / "wiki" / "articles.parquet"
+        run_wiki(params.wiki, out=data / "wiki")
+        run_web(params.web, articles=articles, out=data / "web")
+        run_wikigen(
+            params.wikigen,
+            articles=articles,
+            documents=data / "web" / "documents.parquet",
+            out=data / "wikigen",
+        )
+
+    return built_once(tmp_path_factory, "snapshot", build) / "data"
 
 
 @pytest.fixture(scope="session")
@@ -145,18 +184,19 @@ def snapshot_entries(snapshot_data: Path) -> Path:
 
 @pytest.fixture(scope="session")
 def snapshot_haystacks(snapshot_data: Path, params: Params, tmp_path_factory) -> Path:
-    """The snapshot's SummHay haystacks (summhay stage, template backend), built once."""
+    """The snapshot's SummHay haystacks (summhay stage, template backend), built once per run."""
     from pipelines.stages.summhay import run_summhay
 
-    out = tmp_path_factory.mktemp("snapshot-summhay") / "summhay"
-    run_summhay(
-        params.summhay,
-        articles=snapshot_data / "wiki" / "articles.parquet",
-        documents=snapshot_data / "web" / "documents.parquet",
-        out=out,
-        llm=params.llm,
-    )
-    return out / "haystacks.parquet"
+    def build(folder: Path) -> None:
+        run_summhay(
+            params.summhay,
+            articles=snapshot_data / "wiki" / "articles.parquet",
+            documents=snapshot_data / "web" / "documents.parquet",
+            out=folder / "summhay",
+            llm=params.llm,
+        )
+
+    return built_once(tmp_path_factory, "snapshot-summhay", build) / "summhay" / "haystacks.parquet"
 
 
 @pytest.fixture(scope="session")

@@ -10,6 +10,7 @@ import pytest
 from pipelines.embed.settings import ChunkSettings
 from pipelines.publish.settings import PublishSettings
 from pipelines.settings import Params
+from tests.support.shared import built_once
 from tests.support.snapshot import ROOT
 
 
@@ -17,31 +18,34 @@ from tests.support.snapshot import ROOT
 def publish_data(
     snapshot_data: Path, snapshot_haystacks: Path, params: Params, tmp_path_factory
 ) -> Path:
-    """A ``data/`` folder with every stage output the registered datasets read."""
+    """A ``data/`` folder with every stage output the registered datasets read, built once per
+    test run for every worker; tests only read it."""
     from pipelines.stages.chunk import run_chunk
     from pipelines.stages.embed import run_embed
     from pipelines.stages.lveval import run_lveval
 
-    data = tmp_path_factory.mktemp("publish-data")
-    for stage in ("wiki", "web", "wikigen"):
-        shutil.copytree(snapshot_data / stage, data / stage)
-    shutil.copytree(snapshot_haystacks.parent, data / "summhay")
-    documents = data / "web" / "documents.parquet"
-    run_chunk(
-        ChunkSettings(corpora=["web", "summhay"]),
-        documents=documents,
-        haystacks=data / "summhay" / "haystacks.parquet",
-        out=data / "chunk",
-    )
-    run_embed(params.embed, chunks=data / "chunk" / "chunks.parquet", out=data / "embed")
-    run_lveval(
-        params.lveval,
-        entries=data / "wikigen" / "entries.parquet",
-        out=data / "lveval",
-        llm=params.llm,
-        root=ROOT,
-    )
-    return data
+    def build(folder: Path) -> None:
+        data = folder / "data"
+        for stage in ("wiki", "web", "wikigen"):
+            shutil.copytree(snapshot_data / stage, data / stage)
+        shutil.copytree(snapshot_haystacks.parent, data / "summhay")
+        documents = data / "web" / "documents.parquet"
+        run_chunk(
+            ChunkSettings(corpora=["web", "summhay"]),
+            documents=documents,
+            haystacks=data / "summhay" / "haystacks.parquet",
+            out=data / "chunk",
+        )
+        run_embed(params.embed, chunks=data / "chunk" / "chunks.parquet", out=data / "embed")
+        run_lveval(
+            params.lveval,
+            entries=data / "wikigen" / "entries.parquet",
+            out=data / "lveval",
+            llm=params.llm,
+            root=ROOT,
+        )
+
+    return built_once(tmp_path_factory, "publish-data", build) / "data"
 
 
 def publish_settings(tmp_path: Path, **overrides: object) -> PublishSettings:
@@ -51,10 +55,15 @@ def publish_settings(tmp_path: Path, **overrides: object) -> PublishSettings:
 
 @pytest.fixture(scope="session")
 def hub_export(publish_data: Path, tmp_path_factory) -> Path:
-    """``data/publish`` as the publish stage writes it (documents published as text)."""
+    """``data/publish`` as the publish stage writes it (documents published as text), built once
+    per test run for every worker."""
     from pipelines.stages.publish import run_publish
 
-    out = tmp_path_factory.mktemp("publish") / "publish"
-    settings = publish_settings(out, namespace="benchsmith-test")
-    run_publish(settings, data=publish_data, out=out, root=ROOT, params_file=ROOT / "params.yaml")
-    return out
+    def build(folder: Path) -> None:
+        out = folder / "publish"
+        settings = publish_settings(out, namespace="benchsmith-test")
+        run_publish(
+            settings, data=publish_data, out=out, root=ROOT, params_file=ROOT / "params.yaml"
+        )
+
+    return built_once(tmp_path_factory, "hub-export", build) / "publish"
