@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from builders.wikigen.settings import WikigenSettings
 from pipelines.cli import app
-from pipelines.dag import docs
+from pipelines.dag import docs, family_pages, settings_pages
 from tests.support.snapshot import ROOT
 
 
@@ -28,22 +28,22 @@ def test_the_check_catches_a_changed_description(monkeypatch: pytest.MonkeyPatch
 
 
 def test_every_key_and_nested_model_has_a_table() -> None:
-    wiki = docs.settings_page("wiki", docs.keys()["wiki"])
+    wiki = settings_pages.settings_page("wiki", settings_pages.keys()["wiki"])
     assert "## `wiki.dump`" in wiki and "## `wiki.api`" in wiki
-    web = docs.settings_page("web", docs.keys()["web"])
+    web = settings_pages.settings_page("web", settings_pages.keys()["web"])
     assert "## `web.search`" in web and "## `web.fetch`" in web
     # a shared section names the stages that take it
-    llm = docs.settings_page("llm", docs.keys()["llm"])
+    llm = settings_pages.settings_page("llm", settings_pages.keys()["llm"])
     assert "read by `summhay`, `summhay_baselines`, `lveval`" in llm
 
 
 def test_every_field_is_described() -> None:
     missing = []
-    todo = list(docs.keys().items())
+    todo = list(settings_pages.keys().items())
     while todo:
         key, model = todo.pop()
         for name, field in model.model_fields.items():
-            nested = list(docs._models(field.annotation))
+            nested = list(settings_pages.models_in(field.annotation))
             todo += [(f"{key}.{name}", m) for m in nested]
             if not field.description and not nested:
                 missing.append(f"{key}.{name}")
@@ -51,7 +51,7 @@ def test_every_field_is_described() -> None:
 
 
 def test_a_family_file_list_follows_the_tree(tmp_path: Path) -> None:
-    for folder in (*docs.TREE, "docs"):
+    for folder in (*family_pages.TREE, "docs"):
         shutil.copytree(ROOT / folder, tmp_path / folder, ignore=shutil.ignore_patterns("*.pyc"))
     (tmp_path / "bench" / "summhay_haystacks.py").write_text('"""A new bench script."""\n')
     assert docs.stale(tmp_path) == [Path("docs/families/summhay.md")]
