@@ -9,15 +9,16 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Literal
-
-from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
+from typing import TYPE_CHECKING, Literal
 
 from benchsmith_scoring.text import ZH_PUNCTUATION as ZH_PUNCTUATION
 from benchsmith_scoring.text import check_language as check_language
 from benchsmith_scoring.text import normalize_en as normalize_en
 from benchsmith_scoring.text import text_length as text_length
 from benchsmith_scoring.text import token_f1 as token_f1
+
+if TYPE_CHECKING:
+    from nltk.tokenize.punkt import PunktSentenceTokenizer
 from benchsmith_scoring.text import tokens as tokens
 
 _STOPWORDS = """
@@ -65,6 +66,10 @@ _LEADING_CITATION = re.compile(r"(?:\s*\[\s*\d+(?:\s*[,;]\s*\d+)*\s*\])+")
 
 @lru_cache(maxsize=1)
 def _punkt() -> PunktSentenceTokenizer:
+    # imported here: nltk's package import (all of nltk, scipy.stats among it) takes about a
+    # second, which every `benchsmith` command would pay through the settings it loads
+    from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
+
     params = PunktParameters()
     params.abbrev_types = set(ABBREVIATIONS)
     return PunktSentenceTokenizer(params)

@@ -9,7 +9,6 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.dataset as pds
 import pyarrow.parquet as pq
-from datasets.table import table_cast
 
 ROW_GROUP_BYTES = 64 * 1024 * 1024
 """Cap on a Parquet row group's Arrow data: the Hub's viewer reads whole row groups."""
@@ -45,6 +44,8 @@ def arrow_nbytes(paths: list[Path], schema: pa.Schema) -> int:
     As its Parquet builder does: each file read in batches of its first row group's rows, each
     batch cast to the features' schema with ``datasets``' own cast; the batches' sizes add up.
     """
+    from datasets.table import table_cast  # datasets' import takes about 0.4 s: used here only
+
     fmt = pds.ParquetFileFormat()
     total = 0
     for path in paths:
