@@ -7,7 +7,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.dataset as pds
 import pyarrow.parquet as pq
 
 ROW_GROUP_BYTES = 64 * 1024 * 1024
@@ -44,7 +43,10 @@ def arrow_nbytes(paths: list[Path], schema: pa.Schema) -> int:
     As its Parquet builder does: each file read in batches of its first row group's rows, each
     batch cast to the features' schema with ``datasets``' own cast; the batches' sizes add up.
     """
-    from datasets.table import table_cast  # datasets' import takes about 0.4 s: used here only
+    # imported here: datasets (about 0.4 s) and pyarrow.dataset, which loads pandas (0.2 s),
+    # would otherwise be paid by every `benchsmith` command through the stage table
+    import pyarrow.dataset as pds
+    from datasets.table import table_cast
 
     fmt = pds.ParquetFileFormat()
     total = 0
