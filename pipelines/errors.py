@@ -4,9 +4,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pipelines.secrets import redact
+
 
 class BenchsmithError(Exception):
-    """Base class for every error benchsmith raises on purpose."""
+    """Base class for every error benchsmith raises on purpose.
+
+    Its message is redacted (:func:`pipelines.secrets.redact`) when the error is made: a server
+    that echoes a key into an error never puts it in front of the user, in a log or in a record.
+    """
+
+    def __init__(self, *args: object) -> None:
+        super().__init__(*(redact(a) if isinstance(a, str) else a for a in args))
 
 
 class ParamsError(BenchsmithError):

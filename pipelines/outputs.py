@@ -13,6 +13,12 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from pipelines.secrets import redact, redact_value
+
+REDACTED_COLUMNS = ("reason", "detail")
+"""Columns that say why an item failed or was left out, in words that may quote an error:
+every :class:`TableWriter` redacts them (:func:`pipelines.secrets.redact`)."""
+
 
 def open_scratch(out_dir: Path) -> Path:
     """A fresh scratch folder beside ``out_dir``'s files, after removing any a killed run left."""
@@ -54,7 +60,8 @@ def staged_outputs(out_dir: Path) -> Iterator[Path]:
 
 
 class TableWriter:
-    """Stream row dicts into one Parquet file in batches, with an explicit schema."""
+    """Stream row dicts into one Parquet file in batches, with an explicit schema; the
+    :data:`REDACTED_COLUMNS` it has are redacted."""
 
     def __init__(self, path: Path, schema: pa.Schema, batch_rows: int = 256):
         self.path = path
@@ -62,10 +69,15 @@ class TableWriter:
         self.batch_rows = batch_rows
         self.rows = 0
         self._buffer: list[dict[str, Any]] = []
+        self._redacted = [name for name in REDACTED_COLUMNS if name in schema.names]
         self._writer = pq.ParquetWriter(path, schema, compression="zstd")
 
     def write(self, row: dict[str, Any]) -> None:
         """Buffer one row; flush a row group when the batch is full."""
+        for name in self._redacted:
+            value = row.get(name)
+            if isinstance(value, str) and value and (clean := redact(value)) != value:
+                row = {**row, name: clean}
         self._buffer.append(row)
         if len(self._buffer) >= self.batch_rows:
             self._flush()
@@ -73,6 +85,11 @@ class TableWriter:
     def write_table(self, table: pa.Table) -> None:
         """Write a whole table (after any buffered rows), e.g. columns built from arrays."""
         self._flush()
+        for name in self._redacted:
+            if name in table.column_names:
+                column = [redact(v) if v else v for v in table.column(name).to_pylist()]
+                at = table.column_names.index(name)
+                table = table.set_column(at, name, pa.array(column, pa.string()))
         self._writer.write_table(table.cast(self.schema))
         self.rows += table.num_rows
 
@@ -95,17 +112,20 @@ class TableWriter:
 
 
 def write_json(path: Path, data: Any) -> None:
-    """Write ``data`` as stable, indented JSON."""
-    path.write_text(json.dumps(data, indent=2, sort_keys=True, default=str) + "\n", "utf-8")
+    """Write ``data`` as stable, indented JSON, its strings redacted (``stats.json``, metrics
+    and reports may quote an error)."""
+    text = json.dumps(redact_value(data), indent=2, sort_keys=True, default=str)
+    path.write_text(text + "\n", "utf-8")
 
 
 def write_json_atomic(path: Path, data: Any) -> None:
-    """Write ``data`` as indented JSON through a temporary file beside ``path`` and a rename, so
-    ``path`` is never half-written."""
+    """Write ``data`` (redacted, as :func:`write_json`) as indented JSON through a temporary
+    file beside ``path`` and a rename, so ``path`` is never half-written."""
     path.parent.mkdir(parents=True, exist_ok=True)
     scratch = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     try:
-        scratch.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", "utf-8")
+        text = json.dumps(redact_value(data), indent=2, ensure_ascii=False)
+        scratch.write_text(text + "\n", "utf-8")
         os.replace(scratch, path)
     finally:
         scratch.unlink(missing_ok=True)

@@ -5,7 +5,8 @@ built exactly as a synchronous call builds it and each ``custom_id`` the request
 The job carries the digest of its keys in its ``metadata``, so a run killed between creating
 a job and recording it finds the job again by listing. Failures of the endpoints themselves
 (after the SDK's retries) stop the stage with an :class:`LLMError` naming the job; the key is
-never part of a message.
+never part of a message, and a line's failure is redacted as it is read (a server may echo the
+key in it).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from pipelines.llm.backends.base import CallFailed
 from pipelines.llm.backends.openai_api import OpenAIBackend, chat_response
 from pipelines.llm.records import ChatRequest, ChatResponse
 from pipelines.llm.settings import LLMSettings
+from pipelines.secrets import redact
 
 ENDPOINT = "/v1/chat/completions"
 DIGEST_KEY = "benchsmith_digest"
@@ -86,7 +88,8 @@ def parse_lines(
             error = item["error"]
             if error.get("code") in UNRUN:
                 continue
-            results.failures[key] = f"{error.get('code') or 'error'}: {error.get('message')}"
+            reason = f"{error.get('code') or 'error'}: {error.get('message')}"
+            results.failures[key] = redact(reason)
         elif status == 200 and isinstance(body, dict):
             try:
                 results.answers[key] = chat_response(_reply(body), requests[key])
@@ -116,12 +119,13 @@ def _reply(body: dict[str, Any]) -> SimpleNamespace:
 
 
 def _body_message(body: Any) -> str:
+    """The message of an error body, redacted and cut to 300 characters."""
     if isinstance(body, dict):
         error = body.get("error")
         if isinstance(error, dict):
             error = error.get("message") or error
-        return str(body.get("message") or error or body)[:300]
-    return str(body)[:300]
+        return redact(str(body.get("message") or error or body))[:300]
+    return redact(str(body))[:300]
 
 
 class BatchAPI:
@@ -205,7 +209,7 @@ class BatchAPI:
 
 def _error_of(exc: Any) -> str:
     body = getattr(exc, "body", None)
-    return _body_message(body) if body is not None else str(exc)[:300]
+    return _body_message(body) if body is not None else redact(str(exc))[:300]
 
 
 def batch_errors(batch: Any) -> str:

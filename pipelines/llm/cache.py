@@ -2,7 +2,8 @@
 
 Answers are keyed by :meth:`ChatRequest.cache_key` (backend, model, messages, parameters, seed),
 so a rebuild asks only the questions it has not asked before. Only successful completions are
-stored; keys never reach it (they are not part of any request).
+stored; keys never reach it (they are not part of any request, and an answer that echoes a
+key's value has it redacted before it arrives: ``chat_response``).
 """
 
 from __future__ import annotations

@@ -42,6 +42,7 @@ from pipelines.llm.structured import (
 from pipelines.llm.usage import LLMUsage
 from pipelines.progress import progress_iter
 from pipelines.retry import RetryPolicy
+from pipelines.secrets import redact
 
 log = logging.getLogger(__name__)
 
@@ -248,6 +249,9 @@ class LLMClient:
         return self._failed(ask, f"invalid_answer: {error}", self.settings.reasks + 1, raw)
 
     def _failed(self, ask: Ask[Any], reason: str, asks: int, raw: str) -> Outcome[Any]:
+        """The failed Outcome of ``ask``, its reason redacted: every item's error (hence every
+        drop, item row and failure count built from it) passes here."""
+        reason = redact(reason)
         self.usage.fail(ask.prompt, reason)
         log.debug("%s failed: %s", ask.prompt, reason)
         return Outcome(None, reason, asks, raw)

@@ -5,10 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, StrictInt, model_validator
+from pydantic import Field, StrictInt, field_validator, model_validator
 
 from builders.settings import Strict
 from pipelines.paths import ProjectPath
+from pipelines.secrets import register_env
 
 
 class LLMSettings(Strict):
@@ -91,6 +92,13 @@ class LLMSettings(Strict):
                 "false, or json_schema to send each answer's schema"
             )
         return data
+
+    @field_validator("api_key_env")
+    @classmethod
+    def _secret(cls, name: str) -> str:
+        """The variable's value is a secret: redacted wherever it would be written or shown."""
+        register_env(name)
+        return name
 
     cache: ProjectPath = Field(
         Path(".cache/llm/responses.sqlite"),

@@ -4,7 +4,8 @@ refuse, retry, upload, tag.
 A version is a tag whose commit message carries the export's content hash, so a later push
 can tell "same content again" (a no-op) from "different content under a used version"
 (refused) by reading the tag's commit, with no file download. :func:`publish_folder` checks an
-export folder against the settings and plans or pushes it.
+export folder against the settings and plans or pushes it; what ``huggingface_hub`` raises on
+the way becomes a one-line, redacted :class:`PublishError` (:func:`hub_errors`).
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -22,11 +24,14 @@ from pipelines.publish.manifest import MANIFEST, Manifest, read_manifest
 from pipelines.publish.push_plan import PushPlan, RemoteState, commit_message, plan_push
 from pipelines.publish.settings import PublishSettings
 from pipelines.retry import RetryPolicy, retry_after_s
+from pipelines.secrets import redact
 
 log = logging.getLogger("pipelines.publish")
 T = TypeVar("T")
 TOKEN_ENV = "HF_TOKEN"
 RETRY_STATUS = {408, 429, 500, 502, 503, 504}
+MESSAGE_CHARS = 200
+"""How much of the Hub's own message a PublishError quotes (its first line)."""
 
 
 def hub_token() -> str:
@@ -82,6 +87,37 @@ class Retry:
             log.info("Hub answered busy or failed; retrying in %.1f s", wait)
             self.sleep(wait)
             attempt += 1
+
+
+def _first_line(text: str) -> str:
+    """The first non-empty line of ``text``, redacted before it is cut to
+    :data:`MESSAGE_CHARS` (a token cut in two would no longer be recognised)."""
+    lines = [line.strip() for line in redact(text).splitlines() if line.strip()]
+    return lines[0][:MESSAGE_CHARS] if lines else ""
+
+
+@contextmanager
+def hub_errors(repo_id: str) -> Iterator[None]:
+    """Turn what ``huggingface_hub`` raises inside the block (an HTTP error after the retries,
+    a network failure) into a one-line :class:`PublishError` naming ``repo_id``, with the
+    Hub's message redacted (a server may echo the token) and no traceback."""
+    from huggingface_hub.errors import HfHubHTTPError
+
+    try:
+        yield
+    except HfHubHTTPError as exc:
+        status = exc.response.status_code if exc.response is not None else None
+        said = _first_line(exc.server_message or "") or _first_line(str(exc))
+        if status in (401, 403):
+            raise PublishError(
+                f"the Hub refused the token in {TOKEN_ENV} for {repo_id} (HTTP {status}: "
+                f"{said}); use a write token for that namespace"
+            ) from None
+        raise PublishError(f"pushing {repo_id} failed: HTTP {status}: {said}") from None
+    except OSError as exc:
+        raise PublishError(
+            f"pushing {repo_id} failed: {type(exc).__name__}: {_first_line(str(exc))}"
+        ) from None
 
 
 def push(
@@ -166,8 +202,9 @@ def publish_folder(
 
     api = HfApi(token=token)
     retry = Retry(settings.retries, settings.backoff_s)
-    state = remote if remote is not None else RemoteState.fetch(api, repo_id, retry)
-    plan = plan_push(folder, manifest, settings, repo_id, state)
-    commit = push(plan, folder, manifest, api, retry, settings.private)
+    with hub_errors(repo_id):
+        state = remote if remote is not None else RemoteState.fetch(api, repo_id, retry)
+        plan = plan_push(folder, manifest, settings, repo_id, state)
+        commit = push(plan, folder, manifest, api, retry, settings.private)
     log.info("%s: %s", repo_id, f"tagged {plan.tag} at {commit}" if commit else "already published")
     return plan.describe()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,11 +11,7 @@ import yaml
 
 from pipelines import __version__
 from pipelines.embed.settings import EmbedSettings
-from pipelines.sources.web.search.base import REDACTED
-from pipelines.sources.web.search.base import redact as redact_text
-
-CREDENTIALS = re.compile(r"(://)[^@\s]+@")
-"""User info in a URL (up to its last ``@``: a password may hold ``/``)."""
+from pipelines.secrets import redact_value
 
 
 @dataclass(frozen=True)
@@ -71,15 +66,10 @@ def lock_hashes(root: Path, inputs: list[str]) -> dict[str, str]:
 
 
 def redact(value: Any) -> Any:
-    """Params with credentials in URLs (user info, key-like query parameters) removed; keys
-    themselves never live in params.yaml."""
-    if isinstance(value, dict):
-        return {k: redact(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [redact(v) for v in value]
-    if isinstance(value, str):
-        return redact_text(CREDENTIALS.sub(rf"\1{REDACTED}@", value), [])
-    return value
+    """Params with credentials (user info in URLs, key-like query parameters, any key's value)
+    redacted by :func:`pipelines.secrets.redact_value`; keys themselves never live in
+    params.yaml."""
+    return redact_value(value)
 
 
 def seeds_of(params: dict[str, Any], prefix: str = "") -> dict[str, Any]:

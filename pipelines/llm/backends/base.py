@@ -1,18 +1,23 @@
-"""The backend interface and the two ways a single call can fail."""
+"""The backend interface and the two ways a single call can fail.
+
+Both failures redact their reason when they are made (a server may echo the key in an error),
+so no reason a backend gives reaches a record, a log line or the stats unredacted.
+"""
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 
 from pipelines.llm.records import ChatRequest, ChatResponse
+from pipelines.secrets import redact
 
 
 class TransientError(Exception):
     """Worth retrying: 429, 5xx, a timeout or a lost connection. ``retry_after_s`` if told."""
 
     def __init__(self, reason: str, retry_after_s: float | None = None):
-        super().__init__(reason)
-        self.reason = reason
+        self.reason = redact(reason)
+        super().__init__(self.reason)
         self.retry_after_s = retry_after_s
 
 
@@ -20,8 +25,8 @@ class CallFailed(Exception):
     """This call cannot succeed (rejected request, retries used up); the item is recorded failed."""
 
     def __init__(self, reason: str):
-        super().__init__(reason)
-        self.reason = reason
+        self.reason = redact(reason)
+        super().__init__(self.reason)
 
 
 class Backend(ABC):

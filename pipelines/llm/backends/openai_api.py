@@ -1,7 +1,9 @@
 """The ``openai`` backend: any OpenAI-compatible server through the ``openai`` SDK.
 
 The SDK's own retries are off: the client retries with backoff and Retry-After in one place.
-The key is read from the environment variable the settings name, and is never logged.
+The key is read from the environment variable the settings name, which is registered as a
+secret (:func:`pipelines.secrets.register_env`): its value is redacted wherever a server echoes
+it, in a failure's reason and in an answer before the cache stores it.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from pipelines.llm.records import ChatRequest, ChatResponse
 from pipelines.llm.settings import LLMSettings
 from pipelines.llm.structured import is_strict
 from pipelines.retry import retry_after_s
+from pipelines.secrets import redact, register_env
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +36,7 @@ class OpenAIBackend(Backend):
 
         self.model = settings.model
         self.key_env = settings.api_key_env
+        register_env(self.key_env)
         key = os.environ.get(settings.api_key_env)
         if not key:
             log.debug("%s is unset; calling %s without a key", self.key_env, settings.base_url)
@@ -122,11 +126,12 @@ def chat_body(
 
 def chat_response(reply: Any, request: ChatRequest | None) -> ChatResponse:
     """The answer in a ``chat.completion`` reply, with its usage (estimated when the server
-    reports none, from the request's messages when known). Raises :class:`CallFailed` when
-    the reply holds no choice."""
+    reports none, from the request's messages when known), and any secret's value it echoes
+    redacted (its text is otherwise kept as it came). Raises :class:`CallFailed` when the
+    reply holds no choice."""
     if not reply.choices:
         raise CallFailed("the server returned no choices")
-    text = reply.choices[0].message.content or ""
+    text = redact(reply.choices[0].message.content or "", patterns=False)
     usage = reply.usage
     if usage is not None and usage.prompt_tokens is not None:
         return ChatResponse(text, usage.prompt_tokens, usage.completion_tokens or 0)
@@ -157,8 +162,10 @@ def refuses_schema(reason: str) -> bool:
 
 
 def _message(exc: Any) -> str:
+    """The server's message, redacted before it is cut to 300 characters (a key cut in two
+    would no longer be recognised)."""
     body = getattr(exc, "body", None)
     if isinstance(body, dict):
         detail = body.get("message") or body.get("error") or body
-        return str(detail)[:300]
-    return str(exc)[:300]
+        return redact(str(detail))[:300]
+    return redact(str(exc))[:300]

@@ -3,24 +3,18 @@ domain exclusion and secret redaction."""
 
 from __future__ import annotations
 
-import re
 import string
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from urllib.parse import quote, urlsplit
+from urllib.parse import urlsplit
 
 from pipelines.errors import BenchsmithError
+from pipelines.secrets import redact as redact_secrets
 
 QUERY_FIELDS = ("title", "year", "location")
 """Article fields a query template may use, e.g. ``"{title} {year}"``."""
-
-REDACTED = "REDACTED"
-_KEY_PARAM = re.compile(
-    r"(?i)([?&](?:amp;)?(?:key|api_?key|token|access_token|password|secret|sig|signature)=)"
-    r"[^&#\s\"'<>]+"
-)
 
 
 class SearchError(BenchsmithError):
@@ -125,19 +119,12 @@ def is_excluded(url: str, domains: Iterable[str]) -> bool:
 
 
 def redact(text: str, secrets: Iterable[str], *, key_params: bool = True) -> str:
-    """Replace every non-empty secret (also URL-encoded) with ``REDACTED``.
+    """Replace every non-empty secret (also URL-encoded) with ``REDACTED``, as
+    :func:`pipelines.secrets.redact` does (the environment's keys included).
 
-    With ``key_params`` (the default) the value of any ``key=`` (or ``token=``, ``api_key=``,
-    ``password=`` ...) URL query parameter is redacted too: Google's client puts the API key
-    there, and HttpError's text carries the URI.
+    With ``key_params`` (the default) credential-shaped values are redacted too, such as any
+    ``key=`` (or ``token=``, ``api_key=`` ...) URL query parameter: Google's client puts the API
+    key there, and HttpError's text carries the URI. Without, only the secrets themselves (a
+    hit's URL may hold an ordinary ``key=`` parameter).
     """
-    for secret in secrets:
-        if not secret:
-            continue
-        text = text.replace(secret, REDACTED)
-        encoded = quote(secret, safe="")
-        if encoded != secret:
-            text = text.replace(encoded, REDACTED)
-    if key_params:
-        text = _KEY_PARAM.sub(rf"\g<1>{REDACTED}", text)
-    return text
+    return redact_secrets(text, secrets, patterns=key_params)

@@ -10,11 +10,12 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
 from pipelines.retry import RetryPolicy, retry_after_s
+from pipelines.secrets import RedactingFilter
 from pipelines.sources.web.search.base import SearchError, SearchHit, SearchProvider, redact
 
 log = logging.getLogger(__name__)
@@ -29,26 +30,12 @@ CLIENT_LOGGERS = ("googleapiclient.discovery", "googleapiclient.http", "googleap
 """google-api-python-client loggers that write request URIs (``discovery`` at DEBUG)."""
 
 
-class _RedactFilter(logging.Filter):
-    """Rewrites a record's message with secrets and ``key=`` values redacted."""
-
-    def __init__(self, secrets: Iterable[str]):
-        super().__init__()
-        self.secrets = tuple(secrets)
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        message = record.getMessage()
-        clean = redact(message, self.secrets)
-        if clean != message:
-            record.msg, record.args = clean, ()
-        return True
-
-
 def _guard_client_logs(secrets: tuple[str, ...]) -> None:
+    """Redact ``secrets`` (and ``key=`` values) from the client loggers' records, once."""
     for name in CLIENT_LOGGERS:
         logger = logging.getLogger(name)
-        if not any(isinstance(f, _RedactFilter) and f.secrets == secrets for f in logger.filters):
-            logger.addFilter(_RedactFilter(secrets))
+        if not any(isinstance(f, RedactingFilter) and f.extra == secrets for f in logger.filters):
+            logger.addFilter(RedactingFilter(secrets))
 
 
 class GoogleCSE(SearchProvider):
