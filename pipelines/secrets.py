@@ -55,7 +55,7 @@ MIN_SECRET_LEN = 6
 ordinary text and hide nothing."""
 
 _SECRET_NAME = re.compile(r"(?i)(?:^|_)(?:API_?KEY|KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?)$")
-_TOKEN = r"[A-Za-z0-9._~+/=\-]"
+_TOKEN = r"[\w.~+/=\-]"
 _CREDENTIAL = rf"(?:(?={_TOKEN}*\d){_TOKEN}{{8,}}|{_TOKEN}{{20,}})"
 """A token that looks like a key, not a word: 8 characters or more with a digit, or 20 or more
 ("Bearer instruments" stays as it is)."""

@@ -12,8 +12,10 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
+from pipelines.errors import LLMError
 from pipelines.settings import Params
 from pipelines.stages.lveval import run_lveval
+from tests.support.canary import ARBITRARY, SK, Echo, key_variable, leaks, redacting_logs
 from tests.support.openai_server import openai_server
 
 _PASSAGE = re.compile(r"^\[([^\]\n]+)\]\n(.+?)(?=\n\n\[|\n\nWrite )", re.S | re.M)
@@ -130,3 +132,38 @@ def test_with_json_schema_each_question_ask_names_the_passages_it_shows(
         assert quote["enum"] == shown
         limit = events.questions_per_event + events.multi_hop_per_event
         assert schema["properties"]["questions"]["maxItems"] == limit
+
+
+@pytest.mark.parametrize("key", [SK, ARBITRARY], ids=["sk-shaped", "arbitrary"])
+def test_a_key_the_server_echoes_in_errors_reaches_no_drop_cache_stats_log_or_console(
+    tmp_path: Path,
+    params: Params,
+    snapshot_entries: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    capfd: pytest.CaptureFixture[str],
+    key: str,
+) -> None:
+    variable = key_variable()  # only llm.api_key_env makes its value a secret
+    monkeypatch.setenv(variable, key)
+    settings = params.lveval.model_copy(update={"levels": ["2k"]})
+    echo, refused = Echo(400, 429, 500), Echo(401)
+    caplog.set_level("DEBUG")
+    with redacting_logs():
+        with openai_server(echo) as (url, echo.log):
+            llm = _scripted(params, url, tmp_path, api_key_env=variable, retries=1, backoff_s=0)
+            stats = run_lveval(settings, entries=snapshot_entries, out=tmp_path / "out", llm=llm)
+        with openai_server(refused) as (url, refused.log), pytest.raises(LLMError) as stopped:
+            llm = _scripted(params, url, tmp_path, api_key_env=variable)
+            run_lveval(settings, entries=snapshot_entries, out=tmp_path / "refused", llm=llm)
+    assert {h["authorization"] for h in echo.log.headers} == {f"Bearer {key}"}  # it was sent
+    drops = pq.read_table(tmp_path / "out" / "drops.parquet").to_pylist()
+    details = {d["detail"] for d in drops if d["step"] == "questions"}
+    assert stats.counts["qa_items"] == 0 and drops
+    assert any(d.startswith("call_failed: HTTP 400: refused (sent with Bearer REDACTED)")
+               for d in details)  # fmt: skip
+    assert any("HTTP 429 after 2 attempts" in d for d in details)
+    assert variable in str(stopped.value) and not (tmp_path / "refused").exists()
+    out, err = capfd.readouterr()
+    texts = [caplog.text, *(r.getMessage() for r in caplog.records), out, err, str(stopped.value)]
+    assert leaks([key], folders=[tmp_path], texts=texts) == []
