@@ -1,18 +1,30 @@
-"""A Google key in the environment never reaches an output file, the archive, the search log or
-the logs, even when the live stage queries Google (through googleapiclient's own test double)."""
+"""A Google key in the environment never reaches an output file, the archive, the search log,
+the logs or the console, even when the live stage queries Google (through googleapiclient's own
+test double), nor when a loopback Google echoes it back in 429, 500, 400 and 401 answers."""
 
 from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
+import httplib2
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
 import pytest
 from googleapiclient.http import HttpMockSequence
 
 from pipelines.settings import load_params
-from pipelines.sources.web.search import GoogleCSE
+from pipelines.snapshot.site_server import in_thread
+from pipelines.sources.web.search import GoogleCSE, SearchError
 from pipelines.stages.web import run_web
 from pipelines.stages.wiki import run_wiki
+from tests.support.canary import leaks, redacting_logs
 from tests.support.snapshot import ROOT, live_web_missing_one_query
 
 pytestmark = pytest.mark.integration
@@ -52,3 +64,105 @@ def test_key_reaches_no_file_and_no_log(tmp_path, monkeypatch, caplog, no_networ
             data = path.read_bytes()
             assert KEY.encode() not in data and CSE.encode() not in data, path
     assert KEY not in caplog.text and CSE not in caplog.text
+
+
+class _Loopback(httplib2.Http):
+    """httplib2 sending each request to ``base`` (a loopback server) instead of Google."""
+
+    def __init__(self, base: str):
+        super().__init__(timeout=5)
+        self.base = base
+
+    def request(self, uri: str, *args: Any, **kwargs: Any) -> Any:
+        parts = urlsplit(uri)
+        return super().request(f"{self.base}{parts.path}?{parts.query}", *args, **kwargs)
+
+
+def _google(**options: Any) -> Any:
+    """A ``GoogleCSE.from_env`` building the provider with the canary keys and ``options``."""
+    return classmethod(lambda cls, **kw: cls(KEY, CSE, **options, **kw))
+
+
+@contextmanager
+def echoing_google(statuses: list[int], answer: str) -> Iterator[tuple[str, list[str]]]:
+    """A loopback Custom Search API answering with ``statuses`` in turn (then 200 with
+    ``answer``), every error quoting the ``key`` and ``cx`` it was sent in its body and headers;
+    yield its base URL and the keys it was sent."""
+    sent: list[str] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            query = parse_qs(urlsplit(self.path).query)
+            key, cx = query["key"][0], query["cx"][0]
+            sent.append(key)
+            status = statuses[len(sent) - 1] if len(sent) <= len(statuses) else 200
+            message = f"API key {key} (engine {cx}) refused: {self.path}"
+            error = {"error": {"code": status, "message": message, "errors": [{"reason": key}]}}
+            data = (answer if status == 200 else json.dumps(error)).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Retry-After", "0")
+            self.send_header("X-Echo-Key", key)
+            self.send_header("Www-Authenticate", f'Key realm="{cx}", key="{key}"')
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    with in_thread(ThreadingHTTPServer(("127.0.0.1", 0), Handler)) as server:
+        yield f"http://127.0.0.1:{server.server_address[1]}", sent
+
+
+def test_a_key_google_echoes_in_errors_reaches_no_file_log_or_console(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    capfd: pytest.CaptureFixture[str],
+    no_network,
+    snapshot_data: Path,
+):
+    monkeypatch.setenv("GOOGLE_API_KEY", KEY)
+    monkeypatch.setenv("GOOGLE_CSE_ID", CSE)
+    sources, asked, answer = live_web_missing_one_query(tmp_path)
+    without_the_query = sources.search_log.read_text()
+    body = {
+        "kind": "customsearch#search",
+        "queries": {"request": [{"startIndex": 1, "count": len(answer)}]},
+        "items": [{"link": h["url"], "title": h["title"], "snippet": h["snippet"]} for h in answer],
+    }
+    articles = pq.read_table(snapshot_data / "wiki" / "articles.parquet")
+    one_event = tmp_path / "articles.parquet"  # the event whose query Google is asked
+    pq.write_table(articles.filter(pc.equal(articles["title"], asked)), one_event)
+    caplog.set_level(logging.DEBUG)
+
+    def web(statuses: list[int]) -> Any:
+        """The web stage while Google answers ``statuses`` first: its stats or its error."""
+        sources.search_log.write_text(without_the_query)  # each run asks Google again
+        with echoing_google(statuses, json.dumps(body)) as (url, sent):
+            google = _google(http=_Loopback(url), sleep=lambda s: None)
+            monkeypatch.setattr(GoogleCSE, "from_env", google)
+            out = tmp_path / f"out-{statuses[0]}"
+            try:
+                return run_web(
+                    sources, articles=snapshot_data / "wiki" / "articles.parquet", out=out
+                )
+            except SearchError as exc:
+                assert not out.exists() or not any(out.iterdir())
+                return exc
+            finally:
+                assert sent[0] == KEY  # the key went out
+
+    with redacting_logs(), no_network(allow=["127.0.0.1"]) as attempts:
+        stats, *refused = [web(statuses) for statuses in ([429, 500], [400], [401])]
+    assert attempts == []  # nothing but the loopback server was asked
+    assert stats.counts["candidates"] > 0
+    assert "HTTP 429" in caplog.text and "HTTP 500" in caplog.text  # retried, then answered
+    assert f"google_cse: {len(answer)} hits for {asked!r}" in caplog.text
+    refusals = [str(exc) for exc in refused]
+    assert [r.split(": HTTP ")[1][:3] for r in refusals] == ["400", "401"]
+    assert all("API key REDACTED (engine REDACTED) refused" in r for r in refusals)
+    out, err = capfd.readouterr()
+    texts = [caplog.text, *(r.getMessage() for r in caplog.records), out, err, *refusals]
+    assert leaks([KEY, CSE], folders=[tmp_path], texts=texts) == []

@@ -49,6 +49,11 @@ class BatchScript:
     """A message for a line's body puts that line in the error file with an ``error`` object."""
     final_status: dict[int, str] = field(default_factory=dict)
     """Batch number to ``failed`` or ``cancelled``: it ends so, answering nothing."""
+    refuse: Callable[[str, str, dict[str, str]], tuple[int, dict[str, str], str] | None] | None = (
+        None
+    )
+    """Called with each request's method, path and headers before it is served: a ``(status,
+    headers, body)`` answer replaces the endpoint's own (a refused key, a busy server)."""
 
 
 @dataclass
@@ -200,10 +205,18 @@ def batch_server(reply: Reply, script: BatchScript | None = None) -> Iterator[tu
         def log_message(self, *args: object) -> None:
             pass
 
-        def _send(self, status: int, payload: Any, ctype: str = "application/json") -> None:
+        def _send(
+            self,
+            status: int,
+            payload: Any,
+            ctype: str = "application/json",
+            headers: dict[str, str] | None = None,
+        ) -> None:
             data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
             self.send_response(status)
             self.send_header("Content-Type", ctype)
+            for key, value in (headers or {}).items():
+                self.send_header(key, value)
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
             self.wfile.write(data)
@@ -216,8 +229,22 @@ def batch_server(reply: Reply, script: BatchScript | None = None) -> Iterator[tu
                 seen.headers.append({k.lower(): v for k, v in self.headers.items()})
             return self.rfile.read(int(self.headers.get("Content-Length", "0")))
 
+        def _refused(self, method: str) -> bool:
+            """Whether the script answered this request instead of the endpoint."""
+            if state.script.refuse is None:
+                return False
+            headers = {k.lower(): v for k, v in self.headers.items()}
+            answer = state.script.refuse(method, urlsplit(self.path).path, headers)
+            if answer is None:
+                return False
+            status, extra, body = answer
+            self._send(status, body.encode(), headers=extra)
+            return True
+
         def do_POST(self) -> None:
             raw = self._body()
+            if self._refused("POST"):
+                return
             path = urlsplit(self.path).path
             if path == "/v1/chat/completions":
                 return self._chat(json.loads(raw))
@@ -257,6 +284,8 @@ def batch_server(reply: Reply, script: BatchScript | None = None) -> Iterator[tu
 
         def do_GET(self) -> None:
             self._body()
+            if self._refused("GET"):
+                return
             url = urlsplit(self.path)
             with state.lock:
                 if url.path == "/v1/batches":

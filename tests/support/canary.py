@@ -56,23 +56,30 @@ def redacting_logs() -> Iterator[None]:
         logging.setLogRecordFactory(before)
 
 
+def echoed(status: int, sent: str) -> tuple[int, dict[str, str], str]:
+    """An error answer quoting ``sent`` (the request's Authorization header) back, in its body
+    and in its headers, as a careless server or proxy does."""
+    key = sent.removeprefix("Bearer ")
+    headers = {
+        "x-echo-authorization": sent,
+        "www-authenticate": f'Bearer error="invalid_token", token="{key}"',
+        "retry-after": "0",
+        "retry-after-ms": "1",  # the openai SDK's own retries (batch endpoints) wait 1 ms
+    }
+    message = f"refused (sent with {sent}); {key} is not a key this server knows"
+    error = {"error": {"message": message, "type": "invalid_request_error", "code": key}}
+    return status, headers, json.dumps(error)
+
+
 class Echo:
     """A ``reply`` for :mod:`tests.support.openai_server` and :mod:`tests.support.batch_server`
-    that answers every request with an error quoting the key it was sent, in the body and in
-    the headers: the statuses in turn. ``log`` is the server's log (set once it runs)."""
+    answering every request it is asked about with :func:`echoed`, the statuses in turn.
+    ``log`` is the server's log (set once it runs): every request carries the same key."""
 
     def __init__(self, *statuses: int):
         self.statuses = statuses
         self.log: Any = None
 
     def __call__(self, body: dict[str, Any], n: int) -> tuple[int, dict[str, str], str]:
-        sent = self.log.headers[-1]["authorization"]  # every request carries the same key
-        key = sent.removeprefix("Bearer ")
-        headers = {
-            "x-echo-authorization": sent,
-            "www-authenticate": f'Bearer error="invalid_token", token="{key}"',
-            "retry-after": "0",
-        }
-        message = f"refused (sent with {sent}); {key} is not a key this server knows"
-        error = {"error": {"message": message, "type": "invalid_request_error", "code": key}}
-        return self.statuses[(n - 1) % len(self.statuses)], headers, json.dumps(error)
+        status = self.statuses[(n - 1) % len(self.statuses)]
+        return echoed(status, self.log.headers[-1]["authorization"])

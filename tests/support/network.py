@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import socket
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import pytest
 
@@ -13,22 +14,35 @@ class NetworkUsed(AssertionError):
     """Raised when code under test tries to connect anywhere."""
 
 
+def _host(target: object) -> object:
+    """The host of a connect address (``(host, port, ...)``) or a lookup's host name."""
+    return target[0] if isinstance(target, tuple) and target else target
+
+
 @contextmanager
-def no_network() -> Iterator[list[object]]:
-    """Refuse every socket connect and DNS lookup; yield the list of attempts."""
+def no_network(allow: Iterable[str] = ()) -> Iterator[list[object]]:
+    """Refuse every socket connect and DNS lookup, except to the hosts in ``allow`` (such as
+    ``"127.0.0.1"``, where a test's own server runs); yield the list of refused attempts."""
     attempts: list[object] = []
+    allowed = set(allow)
     real_connect, real_connect_ex = socket.socket.connect, socket.socket.connect_ex
     real_getaddrinfo = socket.getaddrinfo
 
-    def refuse(*args: object, **kwargs: object) -> None:
-        attempts.append(args[1:] if len(args) > 1 else args)
-        raise NetworkUsed(f"network used: {args[1:]!r}")
+    def guard(real: Callable[..., Any], is_method: bool) -> Callable[..., Any]:
+        def refuse(*args: Any, **kwargs: Any) -> Any:
+            target = args[1] if is_method and len(args) > 1 else (args[0] if args else None)
+            if allowed and _host(target) in allowed:
+                return real(*args, **kwargs)
+            attempts.append(args[1:] if len(args) > 1 else args)
+            raise NetworkUsed(f"network used: {args[1:]!r}")
+
+        return refuse
 
     mp = pytest.MonkeyPatch()
-    mp.setattr(socket.socket, "connect", refuse)
-    mp.setattr(socket.socket, "connect_ex", refuse)
-    mp.setattr(socket, "getaddrinfo", refuse)
-    mp.setattr(socket, "create_connection", refuse)
+    mp.setattr(socket.socket, "connect", guard(real_connect, True))
+    mp.setattr(socket.socket, "connect_ex", guard(real_connect_ex, True))
+    mp.setattr(socket, "getaddrinfo", guard(real_getaddrinfo, False))
+    mp.setattr(socket, "create_connection", guard(socket.create_connection, False))
     try:
         yield attempts
     finally:

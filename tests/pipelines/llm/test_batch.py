@@ -21,6 +21,7 @@ from pipelines.llm.batch_ledger import BatchLedger
 from tests.pipelines.llm.conftest import client_for as llm_client_for
 from tests.pipelines.llm.conftest import settings_for
 from tests.support.batch_server import BatchScript, batch_server
+from tests.support.canary import ARBITRARY, SK, Echo, echoed, key_variable, leaks, redacting_logs
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -424,3 +425,74 @@ def test_the_key_reaches_the_server_but_no_cache_state_stats_or_log(
     assert {"batch_jobs", "batch_job_keys"} <= tables
     assert canary not in json.dumps(client.stats())
     assert canary not in caplog.text
+
+
+def refuse_first(answers: dict[str, int]) -> tuple[Any, list[str]]:
+    """A :class:`BatchScript` ``refuse`` hook answering the first request to each ``"METHOD
+    /path"`` (a prefix) of ``answers`` with its status, the key echoed; and what it refused."""
+    refused: list[str] = []
+
+    def refuse(method: str, path: str, headers: dict[str, str]) -> Any:
+        for what, status in answers.items():
+            verb, prefix = what.split()
+            if (method, what not in refused) == (verb, True) and path.startswith(prefix):
+                refused.append(what)
+                return echoed(status, headers["authorization"])
+        return None
+
+    return refuse, refused
+
+
+@pytest.mark.parametrize("key", [SK, ARBITRARY], ids=["sk-shaped", "arbitrary"])
+def test_a_key_the_batch_api_echoes_reaches_no_outcome_cache_ledger_stats_log_or_console(
+    tmp_path: Path,
+    prompts: PromptLibrary,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    capfd: pytest.CaptureFixture[str],
+    key: str,
+) -> None:
+    variable = key_variable()  # only llm.api_key_env makes its value a secret
+    monkeypatch.setenv(variable, key)
+    caplog.set_level("DEBUG")
+    echo = Echo(400, 401, 429, 500)  # the lines after the first, in turn
+
+    def reply(body: dict[str, Any], n: int) -> str | tuple[int, dict[str, str], str]:
+        return colours(body, n) if topic_of(body) == "sea" else echo(body, n)
+
+    def fail_line(body: dict[str, Any]) -> str | None:
+        return f"scripted refusal of {key}" if topic_of(body) == "kelp" else None
+
+    busy = {"POST /v1/files": 429, "GET /v1/batches": 500}  # once each: the SDK retries them
+    refuse, refused = refuse_first(busy)
+
+    topics = ("sea", "sky", "moss", "fern", "reed", "kelp")
+    errors = []
+    with redacting_logs():
+        with batch_server(reply, BatchScript(fail_line=fail_line, refuse=refuse)) as (url, seen):
+            echo.log = seen
+            client = client_for(url, tmp_path / "a", prompts, api_key_env=variable)
+            outcomes = list(client.ask_many([pick(t) for t in topics]))
+            stats = json.dumps(client.stats())
+            client.cache.close()
+        for status, endpoint in ((400, "POST /v1/batches"), (401, "POST /v1/files")):
+            script = BatchScript(refuse=refuse_first({endpoint: status})[0])
+            with batch_server(colours, script) as (url, _), pytest.raises(LLMError) as stopped:
+                client = client_for(url, tmp_path / str(status), prompts, api_key_env=variable)
+                list(client.ask_many([pick("sea")]))
+            errors.append(str(stopped.value))
+    assert {h["authorization"] for h in seen.headers} == {f"Bearer {key}"}  # it was sent
+    assert sorted(refused) == sorted(busy)
+    assert [o.ok for o in outcomes] == [True, False, False, False, False, False]
+    reasons = [o.error for o in outcomes[1:]]
+    assert sorted(r.split(":", 2)[1].strip() for r in reasons[:4]) == [
+        "HTTP 400", "HTTP 401", "HTTP 429", "HTTP 500",
+    ]  # fmt: skip
+    assert "REDACTED is not a key" in " ".join(reasons)
+    assert reasons[4] == "call_failed: scripted_failure: scripted refusal of REDACTED"
+    assert "creating a batch failed" in errors[0] and "REDACTED" in errors[0]
+    assert "refused the key for uploading" in errors[1] and variable in errors[1]
+    out, err = capfd.readouterr()
+    texts = [caplog.text, *(r.getMessage() for r in caplog.records), out, err, stats, *errors]
+    texts += [o.error for o in outcomes]
+    assert leaks([key], folders=[tmp_path], texts=texts) == []

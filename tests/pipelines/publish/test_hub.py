@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
 import socket
@@ -23,6 +24,7 @@ from pipelines.publish.push_plan import RemoteState, commit_message, plan_push
 from pipelines.snapshot.site_server import in_thread
 from pipelines.stages.publish import run_publish
 from tests.pipelines.publish.conftest import publish_settings
+from tests.support.canary import ARBITRARY, HF, leaks, redacting_logs
 from tests.support.network import no_network
 from tests.support.snapshot import ROOT
 
@@ -250,6 +252,62 @@ def test_remote_state_is_read_through_huggingface_hub_and_429_is_retried(hub_exp
     assert state.exists and state.branches == {"main", "next"}
     assert state.tags == {"2026.11.0": read_manifest(hub_export / "lveval").content_sha256}
     assert not missing.exists
+
+
+@contextmanager
+def refusing_hub() -> Iterator[tuple[str, list[str]]]:
+    """A loopback Hub answering every request 401, quoting the token it was sent in its body
+    and headers; yield its URL and the requests it saw."""
+    seen: list[str] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def _refuse(self) -> None:
+            seen.append(f"{self.command} {self.path}")
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            sent = self.headers.get("Authorization", "")
+            token = sent.removeprefix("Bearer ")
+            data = json.dumps({"error": f"Invalid token {token} (sent as {sent})"}).encode()
+            self.send_response(401)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("X-Error-Message", f"Invalid credentials: {token}")
+            self.send_header("WWW-Authenticate", f'Bearer realm="hub", token="{token}"')
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        do_GET = do_POST = do_PUT = do_HEAD = _refuse
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    with in_thread(ThreadingHTTPServer(("127.0.0.1", 0), Handler)) as server:
+        yield f"http://127.0.0.1:{server.server_address[1]}", seen
+
+
+@pytest.mark.parametrize("token", [HF, ARBITRARY], ids=["hf-shaped", "arbitrary"])
+def test_a_hub_echoing_the_token_in_a_401_gets_one_redacted_line_from_publish(
+    hub_export, tmp_path, monkeypatch, caplog, capfd, token
+):
+    from huggingface_hub import constants
+
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)  # make sets it; the Hub is local
+    monkeypatch.setenv("HF_TOKEN", token)
+    params = params_file(tmp_path, namespace="benchsmith-test", datasets=["summhay"])
+    caplog.set_level(logging.DEBUG)
+    with refusing_hub() as (endpoint, seen), redacting_logs(), no_network(["127.0.0.1"]):
+        monkeypatch.setenv("HF_ENDPOINT", endpoint)
+        monkeypatch.setattr(constants, "ENDPOINT", endpoint)
+        code, out = _cli("publish", "--params", str(params), "--folder", str(hub_export))
+    assert seen and code == 1
+    lines = out.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in out, out
+    assert lines[0].startswith(
+        "error: the Hub refused the token in HF_TOKEN for benchsmith-test/summhay (HTTP 401: "
+    )
+    assert "REDACTED" in lines[0]
+    console = capfd.readouterr()
+    texts = [out, console.out, console.err, caplog.text, *(r.getMessage() for r in caplog.records)]
+    assert leaks([token], folders=[tmp_path, hub_export], texts=texts) == []
 
 
 def _online() -> bool:
