@@ -69,7 +69,8 @@ def render_roles(
     def render(text: str, line: int) -> str:
         return _compiled(environment, text, line, template, filename).render(**variables).strip()
 
-    return render(before, 1), [(b.role, render(b.source, b.line)) for b in blocks]
+    head = render(before, 1) if before.strip() else ""  # a comment, say; most files have none
+    return head, [(b.role, render(b.source, b.line)) for b in blocks]
 
 
 @cache
