@@ -405,13 +405,19 @@ def test_malformed_urls_and_locations_are_errors_naming_them(tmp_path):
     archive = WarcArchive(tmp_path / "raw")
     with fault_server() as server:
         base = f"http://news.example:{server.server_address[1]}"
-        urls = ["http://[bad/", "http://news.example:99999/", base + "/bad-location"]
+        urls = [
+            "http://[bad/",
+            "http://news.example:99999/",
+            base + "/bad-location",
+            "http://256.1.1.1/page",  # no address: an error, not a robots.txt refusal
+        ]
         results, _ = _run(urls, archive=archive)
     archive.close()
-    assert [r.status for r in results] == ["error"] * 3
+    assert [r.status for r in results] == ["error"] * 4
     assert "http://[bad/" in results[0].reason
     assert "news.example:99999" in results[1].reason
     assert "http://[bad/" in results[2].reason and results[2].http_status is None
+    assert "Invalid IPv4 address: '256.1.1.1'" in results[3].reason
     assert set(load_index(tmp_path / "raw")) == set(urls)
 
 
