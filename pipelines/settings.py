@@ -23,6 +23,7 @@ from pipelines.evaluation.wikigen_baselines_settings import WikigenBaselines
 from pipelines.llm.settings import LLMSettings
 from pipelines.publish.settings import PublishSettings
 from pipelines.retrieval.settings import RetrievalSettings
+from pipelines.settings_hints import env_variable, nearest_key, unsupported_values
 from pipelines.sources.web.settings import WebSettings
 from pipelines.sources.wiki.settings import WikiSettings
 from pipelines.synthesis.lveval_settings import LVEvalStageSettings
@@ -83,14 +84,37 @@ def _location(loc: tuple[Any, ...]) -> str:
     return " -> ".join(str(part) for part in loc if not str(part).startswith("function-"))
 
 
-def format_validation_error(exc: ValidationError, source: Path) -> str:
-    """Render pydantic errors as ``params.yaml: [wiki -> min_wrds] Extra inputs ...`` lines."""
+def _unknown_key(loc: tuple[Any, ...], data: dict[str, Any]) -> str:
+    """What to say about an unknown key: the variable it belongs in for a secret, else the
+    nearest known key."""
+    llm = data.get("llm")
+    given = llm.get("api_key_env") if isinstance(llm, dict) else None
+    default = LLMSettings.model_fields["api_key_env"].default
+    llm_env = given if isinstance(given, str) and given.isidentifier() else default
+    variable = env_variable(loc, llm_env)
+    if variable is not None:
+        whose = " (named by llm.api_key_env)" if variable == llm_env else ""
+        return (
+            f"keys are never read from params.yaml: set the {variable} environment variable"
+            f"{whose} and remove this key"
+        )
+    nearest = nearest_key(Params, loc)
+    if nearest is not None:
+        return f"unknown key; did you mean {nearest!r}?"
+    return "unknown key (check the spelling; see docs/settings/ for the settings)"
+
+
+def format_validation_error(
+    exc: ValidationError, source: Path, data: dict[str, Any] | None = None
+) -> str:
+    """Render pydantic errors as ``params.yaml: [wiki -> min_wrds] Extra inputs ...`` lines;
+    ``data`` (the file's mapping) tells where a misplaced secret belongs."""
     lines = []
     for err in exc.errors():
         where = _location(err["loc"]) or "(top level)"
         message = err["msg"].removeprefix("Value error, ")
         if err["type"] == "extra_forbidden":
-            message = "unknown key (check the spelling; see README for the settings)"
+            message = _unknown_key(err["loc"], data or {})
         elif err["type"] == "missing":
             message = "required key is missing"
         elif "input" in err and err["type"] not in {"value_error", "assertion_error"}:
@@ -99,15 +123,30 @@ def format_validation_error(exc: ValidationError, source: Path) -> str:
     return "\n".join(lines)
 
 
+def _read_yaml(path: Path) -> Any:
+    """The YAML document of ``path``; values DVC refuses in params are errors naming the line."""
+    loader = yaml.SafeLoader(path.read_text(encoding="utf-8"))
+    try:
+        node = loader.get_single_node()
+        problems = [
+            f"{path}:{line}: [{_location(at)}] {message}"
+            for line, at, message in unsupported_values(node)
+        ]
+        if problems:
+            raise ParamsError("\n".join(problems))
+        return loader.construct_document(node) if node is not None else None
+    except yaml.YAMLError as exc:
+        raise ParamsError(f"{path}: not valid YAML: {exc}") from exc
+    finally:
+        loader.dispose()
+
+
 def load_params(path: Path | str = "params.yaml") -> Params:
     """Read and validate ``params.yaml``; raise :class:`ParamsError` naming the key and file."""
     path = Path(path)
     if not path.is_file():
         raise ParamsError(f"{path}: file not found; run from the project root")
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        raise ParamsError(f"{path}: not valid YAML: {exc}") from exc
+    data = _read_yaml(path)
     if not isinstance(data, dict):
         raise ParamsError(f"{path}: expected a mapping of stage keys, got {type(data).__name__}")
     if old := [k for k in RENAMED if k in data]:
@@ -120,4 +159,4 @@ def load_params(path: Path | str = "params.yaml") -> Params:
     try:
         return Params.model_validate(data, context={"root": path.resolve().parent})
     except ValidationError as exc:
-        raise ParamsError(format_validation_error(exc, path)) from None
+        raise ParamsError(format_validation_error(exc, path, data)) from None
