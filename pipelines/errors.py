@@ -69,6 +69,10 @@ def require_program(name: str, purpose: str) -> str:
     return found
 
 
+WRITE_ERRORS = {errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOSPC, errno.EDQUOT}
+"""Error numbers of a write refused by the machine (read-only, permissions, no space)."""
+
+
 def describe_os_error(exc: OSError, writes: Path | None = None) -> str:
     """One line for a failure of the machine rather than of benchsmith (a read-only or full
     disk, too many open files, a missing program): the path or program, and what to do.
@@ -76,6 +80,8 @@ def describe_os_error(exc: OSError, writes: Path | None = None) -> str:
     reports a full disk so)."""
     if exc.errno == errno.ENOENT and exc.filename in PROGRAMS:
         return str(program_missing(exc.filename, "this command"))
+    if exc.errno not in WRITE_ERRORS:
+        writes = None  # a failure that is not of writing names only its own file
     other = ", or pass another --out" if _related(exc.filename, writes) else ""
     if exc.errno == errno.EROFS:
         problem, fix = "read-only file system", f"make it writable{other}"

@@ -2,15 +2,12 @@ import errno
 import io
 import re
 import shutil
-import subprocess
 
 import pyarrow.parquet as pq
-import pytest
 import yaml
 from typer.testing import CliRunner
 
 from pipelines.cli import app
-from pipelines.errors import describe_os_error
 from tests.support.read_only import benchsmith, run_read_only
 from tests.support.snapshot import ROOT, SNAPSHOT_EVENTS
 
@@ -127,17 +124,6 @@ def test_too_many_open_files_names_the_file_and_what_to_lower(tmp_path, monkeypa
         f"error: {dump}: too many open files; raise the limit (ulimit -n) or lower workers or "
         "concurrency in params.yaml"
     ]
-
-
-def test_a_missing_program_is_named_with_how_to_get_it(tmp_path):
-    (tmp_path / "bin").mkdir()
-    with pytest.raises(FileNotFoundError) as missing:
-        subprocess.run(["git", "status"], env={"PATH": str(tmp_path / "bin")}, check=False)
-    message = describe_os_error(missing.value)
-    assert message == (
-        "this command needs the 'git' program, which is not on PATH; install git "
-        "(e.g. apt-get install git)"
-    )
 
 
 def test_messages_and_verbose_tracebacks_are_redacted(tmp_path, monkeypatch):
