@@ -3,6 +3,7 @@ them) and the shared sections, with errors that name the key."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -109,32 +110,36 @@ def format_validation_error(
 ) -> str:
     """Render pydantic errors as ``params.yaml: [wiki -> min_wrds] Extra inputs ...`` lines;
     ``data`` (the file's mapping) tells where a misplaced secret belongs."""
-    lines = []
+    return "\n".join(line for _, line in _validation_lines(exc, source, data or {}))
+
+
+def _validation_lines(
+    exc: ValidationError, source: Path, data: dict[str, Any]
+) -> Iterator[tuple[str, str]]:
+    """``(key path, line)`` for each pydantic error."""
     for err in exc.errors():
         where = _location(err["loc"]) or "(top level)"
         message = err["msg"].removeprefix("Value error, ")
         if err["type"] == "extra_forbidden":
-            message = _unknown_key(err["loc"], data or {})
+            message = _unknown_key(err["loc"], data)
         elif err["type"] == "missing":
             message = "required key is missing"
         elif "input" in err and err["type"] not in {"value_error", "assertion_error"}:
             message = f"{message} (got {err['input']!r})"
-        lines.append(f"{source}: [{where}] {message}")
-    return "\n".join(lines)
+        yield where, f"{source}: [{where}] {message}"
 
 
-def _read_yaml(path: Path) -> Any:
-    """The YAML document of ``path``; values DVC refuses in params are errors naming the line."""
+def _read_yaml(path: Path) -> tuple[Any, dict[str, str]]:
+    """The YAML document of ``path``, and the values in it DVC refuses in params: an error line
+    naming the line of the file, by key path."""
     loader = yaml.SafeLoader(path.read_text(encoding="utf-8"))
     try:
         node = loader.get_single_node()
-        problems = [
-            f"{path}:{line}: [{_location(at)}] {message}"
+        refused = {
+            _location(at): f"{path}:{line}: [{_location(at)}] {message}"
             for line, at, message in unsupported_values(node)
-        ]
-        if problems:
-            raise ParamsError("\n".join(problems))
-        return loader.construct_document(node) if node is not None else None
+        }
+        return (loader.construct_document(node) if node is not None else None), refused
     except yaml.YAMLError as exc:
         raise ParamsError(f"{path}: not valid YAML: {exc}") from exc
     finally:
@@ -142,11 +147,12 @@ def _read_yaml(path: Path) -> Any:
 
 
 def load_params(path: Path | str = "params.yaml") -> Params:
-    """Read and validate ``params.yaml``; raise :class:`ParamsError` naming the key and file."""
+    """Read and validate ``params.yaml``; raise :class:`ParamsError` naming the key and file of
+    every problem: a value DVC would refuse, then what the model refuses elsewhere."""
     path = Path(path)
     if not path.is_file():
         raise ParamsError(f"{path}: file not found; run from the project root")
-    data = _read_yaml(path)
+    data, refused = _read_yaml(path)
     if not isinstance(data, dict):
         raise ParamsError(f"{path}: expected a mapping of stage keys, got {type(data).__name__}")
     if old := [k for k in RENAMED if k in data]:
@@ -156,7 +162,12 @@ def load_params(path: Path | str = "params.yaml") -> Params:
                 for k in old
             )
         )
+    problems = list(refused.values())
     try:
-        return Params.model_validate(data, context={"root": path.resolve().parent})
+        params = Params.model_validate(data, context={"root": path.resolve().parent})
     except ValidationError as exc:
-        raise ParamsError(format_validation_error(exc, path, data)) from None
+        lines = _validation_lines(exc, path, data)
+        problems += [line for where, line in lines if where not in refused]
+    if problems:
+        raise ParamsError("\n".join(problems))
+    return params

@@ -201,6 +201,18 @@ def test_an_unquoted_date_that_dvc_refuses_is_named_with_its_line_and_quoted_for
     assert "DVC refuses" in message and f"write {written}" in message
 
 
+def test_dates_and_other_problems_are_reported_together_each_key_once(tmp_path):
+    def edit(d):
+        d["contamination"]["cutoff"] = date(2023, 10, 1)  # a string field: the model refuses it too
+        d["wikigen"]["test_fracton"] = 0.2
+
+    lines = _error(tmp_path, edit).splitlines()
+    assert len(lines) == 2
+    assert "[contamination -> cutoff] 2023-10-01 is an unquoted date" in lines[0]
+    assert 'write cutoff: "2023-10-01"' in lines[0]
+    assert "[wikigen -> test_fracton] unknown key; did you mean 'test_fraction'?" in lines[1]
+
+
 def test_a_quoted_date_in_a_list_of_releases_is_accepted_and_an_unquoted_one_named(tmp_path):
     earlier = {"version": "2026.10.0", "until": "2026-10-31"}
     params = load_params(_write_params(tmp_path, lambda d: d["publish"].update(history=[earlier])))
