@@ -19,6 +19,7 @@ DVC_TAGS = {
     f"tag:yaml.org,2002:{name}" for name in ("str", "int", "float", "bool", "null", "seq", "map")
 }
 """YAML types DVC accepts in params (it refuses dates, sets and binary values)."""
+ACCEPTED = "string, number, boolean, null, list or mapping"
 
 ENV_KEYS = {
     "hf_token": "HF_TOKEN",
@@ -45,27 +46,22 @@ def unsupported_values(
 ) -> Iterator[tuple[int, Location, str]]:
     """``(line, key path, message)`` for every value of a composed YAML document that DVC
     refuses, saying what to write instead (an unquoted date becomes a quoted string)."""
-    if isinstance(node, yaml.MappingNode):
-        for key, value in node.value:
-            yield from unsupported_values(value, (*at, key.value))
-    elif isinstance(node, yaml.SequenceNode):
-        for index, item in enumerate(node.value):
-            yield from unsupported_values(item, (*at, index))
-    elif isinstance(node, yaml.ScalarNode) and node.tag not in DVC_TAGS:
+    if node is None:
+        return
+    if node.tag not in DVC_TAGS:
         line = node.start_mark.line + 1
         if node.tag.endswith(":timestamp"):
             quoted = f'{at[-1]}: "{node.value}"' if isinstance(at[-1], str) else f'"{node.value}"'
             yield line, at, f"{node.value} is an unquoted date, which DVC refuses; write {quoted}"
         else:
             kind = node.tag.rsplit(":", 1)[-1]
-            yield (
-                line,
-                at,
-                (
-                    f"a {kind} value, which DVC refuses; write a string, number, boolean, null, "
-                    "list or mapping"
-                ),
-            )
+            yield line, at, f"a {kind} value, which DVC refuses; write a {ACCEPTED}"
+    elif isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            yield from unsupported_values(value, (*at, key.value))
+    elif isinstance(node, yaml.SequenceNode):
+        for index, item in enumerate(node.value):
+            yield from unsupported_values(item, (*at, index))
 
 
 def env_variable(at: Location, llm_key_env: str) -> str | None:

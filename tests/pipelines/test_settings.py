@@ -201,6 +201,16 @@ def test_an_unquoted_date_that_dvc_refuses_is_named_with_its_line_and_quoted_for
     assert "DVC refuses" in message and f"write {written}" in message
 
 
+def test_other_yaml_types_dvc_refuses_are_named(tmp_path):
+    def edit(d):
+        d["wikigen"]["seed"] = b"2026"  # written as !!binary
+        d["summhay"]["outlets"] = {"Valdra Herald"}  # written as !!set
+
+    message = _error(tmp_path, edit)
+    assert "[wikigen -> seed] a binary value, which DVC refuses; write a string, number" in message
+    assert "[summhay -> outlets] a set value, which DVC refuses" in message
+
+
 def test_dates_and_other_problems_are_reported_together_each_key_once(tmp_path):
     def edit(d):
         d["contamination"]["cutoff"] = date(2023, 10, 1)  # a string field: the model refuses it too
