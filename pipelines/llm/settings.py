@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, StrictInt, model_validator
+from pydantic import Field, StrictInt, field_validator, model_validator
 
 from builders.settings import Strict
 from pipelines.paths import ProjectPath
@@ -128,6 +129,16 @@ class LLMSettings(Strict):
             "folder or a Hub name already in the local cache. Unset: about 4 tokens per 3 words."
         ),
     )
+
+    @field_validator("api_key_env")
+    @classmethod
+    def _a_variable_name(cls, name: str) -> str:
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):  # never echoed: it may be the key
+            raise ValueError(
+                "this names the environment variable that holds the key (such as "
+                "OPENAI_API_KEY), not the key itself; put the key in that variable"
+            )
+        return name
 
     @model_validator(mode="after")
     def _priced_budget(self) -> LLMSettings:
