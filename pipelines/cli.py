@@ -5,6 +5,7 @@ from __future__ import annotations
 import inspect
 import json
 import logging
+import sqlite3
 import traceback
 from collections.abc import Callable
 from pathlib import Path
@@ -24,6 +25,7 @@ from pipelines.errors import (
     BenchsmithError,
     MissingInputError,
     ParamsError,
+    describe_cache_error,
     describe_os_error,
     require_program,
 )
@@ -49,6 +51,8 @@ class _Guarded(TyperGroup):
             raise _fail(ctx, exc, str(exc)) from None
         except OSError as exc:
             raise _fail(ctx, exc, describe_os_error(exc, ctx.meta.get(WRITES))) from None
+        except sqlite3.OperationalError as exc:
+            raise _fail(ctx, exc, describe_cache_error(exc)) from None
 
 
 def _fail(ctx: typer.Context, exc: BaseException, message: str) -> typer.Exit:

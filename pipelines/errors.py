@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import shutil
+import sqlite3
 from pathlib import Path
 
 
@@ -99,6 +100,15 @@ def describe_os_error(exc: OSError, writes: Path | None = None) -> str:
     path = exc.filename if exc.filename is not None else writes
     line = f"{path}: {problem}" if path is not None else problem
     return f"{line}; {fix}" if fix else line
+
+
+def describe_cache_error(exc: sqlite3.OperationalError) -> str:
+    """One line for an SQLite cache the machine refused to write (a full disk, a read-only or
+    unopenable file): SQLite names no file, so the line says which caches there are."""
+    return (
+        f"a cache database failed: {exc}; the LLM, embedding and search caches are SQLite files "
+        "(under .cache/ unless params.yaml moves them): free some space or make them writable"
+    )
 
 
 def _related(path: object, writes: Path | None) -> bool:

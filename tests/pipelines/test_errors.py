@@ -1,4 +1,5 @@
 import errno
+import sqlite3
 import subprocess
 from pathlib import Path
 
@@ -48,3 +49,16 @@ def test_a_missing_program_is_named_with_how_to_get_it(tmp_path):
         "this command needs the 'git' program, which is not on PATH; install git "
         "(e.g. apt-get install git)"
     )
+
+
+def test_a_cache_database_the_machine_refuses_is_one_line_saying_which_caches(tmp_path):
+    from pipelines.errors import describe_cache_error
+    from pipelines.llm.cache import ResponseCache
+
+    folder = tmp_path / "llm.sqlite"
+    folder.mkdir()  # a folder where the cache file should be: SQLite cannot open it
+    with pytest.raises(sqlite3.OperationalError) as refused:
+        ResponseCache(folder)
+    message = describe_cache_error(refused.value)
+    assert message.startswith("a cache database failed: unable to open database file;")
+    assert "\n" not in message and "free some space or make them writable" in message
