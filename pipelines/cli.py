@@ -5,24 +5,72 @@ from __future__ import annotations
 import inspect
 import json
 import logging
+import sqlite3
+import traceback
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Literal, TypeVar
+from typing import Annotated, Any, Literal
 
 import typer
 from rich.console import Console
 from rich.text import Text
+from typer.core import TyperGroup
 
 from pipelines import __version__
 from pipelines.dag.invoke import Workspace, run_stage, with_hint
 from pipelines.dag.spec import DATA, Stage
 from pipelines.dag.table import STAGES
 from pipelines.display import print_estimate, print_report
-from pipelines.errors import BenchsmithError, MissingInputError, ParamsError
+from pipelines.errors import (
+    BenchsmithError,
+    MissingInputError,
+    ParamsError,
+    describe_cache_error,
+    describe_os_error,
+    require_program,
+)
 from pipelines.progress import setup_logging
+from pipelines.secrets import redact
 from pipelines.settings import load_params
 
+WRITES = "benchsmith.writes"
+"""Key of the command context's ``meta`` (shared with the top group): where the command writes."""
+
+
+class _Guarded(TyperGroup):
+    """The top command group: benchsmith's own errors and the machine's (a read-only or full
+    disk, too many open files, a missing program) end the command with one redacted line and an
+    exit code; ``--verbose`` prints the (redacted) traceback first."""
+
+    def invoke(self, ctx: typer.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except MissingInputError as exc:
+            raise _fail(ctx, exc, str(with_hint(exc))) from None
+        except BenchsmithError as exc:
+            raise _fail(ctx, exc, str(exc)) from None
+        except OSError as exc:
+            raise _fail(ctx, exc, describe_os_error(exc, ctx.meta.get(WRITES))) from None
+        except sqlite3.OperationalError as exc:
+            raise _fail(ctx, exc, describe_cache_error(exc)) from None
+
+
+def _fail(ctx: typer.Context, exc: BaseException, message: str) -> typer.Exit:
+    """Print ``message`` (and with ``--verbose`` the traceback of ``exc``), redacted; the exit
+    code: 2 for bad settings, 1 otherwise."""
+    if ctx.params.get("verbose"):
+        console.print(Text(redact("".join(traceback.format_exception(exc)))), soft_wrap=True)
+    console.print(Text.assemble(("error: ", "bold red"), redact(message)), soft_wrap=True)
+    return typer.Exit(code=2 if isinstance(exc, ParamsError) else 1)
+
+
+def _writes(ctx: typer.Context, path: Path) -> None:
+    """Note where the running command writes, for an error that names no file (a full disk)."""
+    ctx.meta[WRITES] = path
+
+
 app = typer.Typer(
+    cls=_Guarded,
     help=(
         "Build long-context and Wikipedia-generation benchmarks from fresh sources.\n\n"
         "Maintainers normally run `dvc repro`, which calls `benchsmith stage NAME` for each stage "
@@ -37,26 +85,10 @@ stage_app = typer.Typer(
 )
 app.add_typer(stage_app, name="stage")
 console = Console(stderr=True)
-T = TypeVar("T")
 
 ParamsOption = Annotated[
     Path, typer.Option("--params", "-p", help="Settings file.", show_default=True)
 ]
-
-
-def _guarded(run: Callable[[], T]) -> T:
-    """Run library code; turn benchsmith's own errors into a short message and an exit code."""
-    try:
-        return run()
-    except MissingInputError as exc:
-        raise _fail(with_hint(exc)) from None
-    except BenchsmithError as exc:
-        raise _fail(exc) from None
-
-
-def _fail(exc: BenchsmithError) -> typer.Exit:
-    console.print(Text.assemble(("error: ", "bold red"), str(exc)), soft_wrap=True)
-    return typer.Exit(code=2 if isinstance(exc, ParamsError) else 1)
 
 
 def _version(value: bool) -> None:
@@ -79,7 +111,7 @@ def main(
 @app.command("check")
 def check(params: ParamsOption = Path("params.yaml")) -> None:
     """Validate params.yaml and report the first problems found, naming each key."""
-    _guarded(lambda: load_params(params))
+    load_params(params)
     typer.echo(f"{params}: ok")
 
 
@@ -87,16 +119,16 @@ def _stage_command(stage: Stage) -> Callable[..., None]:
     """The ``benchsmith stage NAME`` command of one table entry: ``--params``, one option per
     named input (default: where its stage writes it) and ``--out``."""
 
-    def command(params: Path, out: Path, **inputs: Path) -> None:
-        settings = _guarded(lambda: load_params(params))
-        stats = _guarded(
-            lambda: run_stage(stage.name, settings, Workspace.of(params), out=out, **inputs)
-        )
+    def command(ctx: typer.Context, params: Path, out: Path, **inputs: Path) -> None:
+        _writes(ctx, out)
+        settings = load_params(params)
+        stats = run_stage(stage.name, settings, Workspace.of(params), out=out, **inputs)
         typer.echo(stage.summary()(stats, out))
 
     option = inspect.Parameter.KEYWORD_ONLY
     parameters = [
-        inspect.Parameter("params", option, default=Path("params.yaml"), annotation=ParamsOption)
+        inspect.Parameter("ctx", option, annotation=typer.Context),
+        inspect.Parameter("params", option, default=Path("params.yaml"), annotation=ParamsOption),
     ]
     for item in stage.inputs:
         if item.name:
@@ -138,10 +170,8 @@ def dag(
     if check:
         current = target.read_text("utf-8") if target.is_file() else ""
         if current != text:
-            raise _fail(
-                BenchsmithError(
-                    f"{target} is not what the stage table makes; run 'benchsmith dag --write'"
-                )
+            raise BenchsmithError(
+                f"{target} is not what the stage table makes; run 'benchsmith dag --write'"
             )
         typer.echo(f"{target}: up to date")
     elif write:
@@ -164,15 +194,13 @@ def docs(
     from pipelines.dag import docs as generated
 
     if write:
-        changed = _guarded(lambda: generated.write(root))
+        changed = generated.write(root)
         typer.echo("\n".join(f"wrote {p}" for p in changed) or "docs: up to date")
         return
-    stale = _guarded(lambda: generated.stale(root))
+    stale = generated.stale(root)
     if check and stale:
         names = ", ".join(p.as_posix() for p in stale)
-        raise _fail(
-            BenchsmithError(f"stale generated docs: {names}; run 'benchsmith docs --write'")
-        )
+        raise BenchsmithError(f"stale generated docs: {names}; run 'benchsmith docs --write'")
     typer.echo("\n".join(f"stale {p}" for p in stale) or "docs: up to date")
 
 
@@ -212,7 +240,7 @@ def publish(
             for name in p.publish.datasets
         ]
 
-    for plan in _guarded(run):
+    for plan in run():
         typer.echo(plan)
 
 
@@ -254,18 +282,21 @@ def refresh(
             raise RefreshError(f"--items {items!r}: choose all or new")
         return run_refresh(params, day, version=version, items=items)  # type: ignore[arg-type]
 
-    done = _guarded(plan)
+    if run:  # before anything changes
+        require_program("dvc", "'benchsmith refresh' (unless --no-repro)")
+    done = plan()
     typer.echo(
         f"refresh: {done.previous} (to {done.previous_until}) -> {done.version} (to "
         f"{done.until}); kept {len(done.kept)} files under releases/{done.previous}/"
     )
     if run:
-        _guarded(lambda: repro(params.resolve().parent))
+        repro(params.resolve().parent)
         typer.echo(f"refresh: built {done.version}; see data/publish/*/CHANGELOG.md")
 
 
 @app.command("rehydrate")
 def rehydrate(
+    ctx: typer.Context,
     folder: Annotated[Path, typer.Argument(help="An export published with documents: urls.")],
     out: Annotated[Path, typer.Option(help="Where the restored documents go.")] = Path(
         "rehydrated"
@@ -284,7 +315,8 @@ def rehydrate(
         p = load_params(params)
         return run_rehydrate(folder, out, p.web.fetch, p.web.extract)
 
-    report = _guarded(run)
+    _writes(ctx, out)
+    report = run()
     typer.echo(f"rehydrate: {report.counts} -> {out}/")
     for url in report.changed:
         typer.echo(f"  changed since publication: {url}")
@@ -294,6 +326,7 @@ def rehydrate(
 
 @app.command("lveval-official")
 def lveval_official(
+    ctx: typer.Context,
     records: Annotated[Path, typer.Option(help="The lveval stage's records folder.")] = DATA
     / "lveval"
     / "records",
@@ -315,7 +348,8 @@ def lveval_official(
         except ValueError as exc:
             raise ParamsError(f"[--name] {exc}") from None
 
-    counts = _guarded(run)
+    _writes(ctx, out)
+    counts = run()
     typer.echo(f"lveval-official: {sum(counts.values())} lines in {len(counts)} files -> {out}/")
 
 
@@ -349,6 +383,7 @@ JUDGE_CHECK_HELP = "\n\n".join(
 
 @app.command("judge-check", help=JUDGE_CHECK_HELP)
 def judge_check(
+    ctx: typer.Context,
     file: Annotated[
         Path, typer.Argument(help="Human-labelled verdicts: SummHay's annotation JSON or JSONL.")
     ],
@@ -362,15 +397,17 @@ def judge_check(
     """Check the configured judge against human verdicts (help: ``JUDGE_CHECK_HELP``)."""
     from pipelines.evaluation.judge_check import check_file, print_report, write_report
 
-    report = _guarded(lambda: check_file(file, load_params(params).llm, judge))
+    report = check_file(file, load_params(params).llm, judge)
     print_report(report, Console())
     if out is not None:
+        _writes(ctx, out)
         write_report(out, report)
         typer.echo(f"wrote {out}")
 
 
 @app.command("estimate")
 def estimate(
+    ctx: typer.Context,
     params: ParamsOption = Path("params.yaml"),
     stage: Annotated[
         list[str] | None,
@@ -390,13 +427,14 @@ def estimate(
     from pipelines.dag.estimate import estimate as run_estimate
     from pipelines.outputs import write_json_atomic
 
-    settings = _guarded(lambda: load_params(params))
+    settings = load_params(params)
     try:
-        result = _guarded(lambda: run_estimate(settings, Workspace.of(params), stage))
+        result = run_estimate(settings, Workspace.of(params), stage)
     except ValueError as exc:
-        raise _fail(BenchsmithError(str(exc))) from None
+        raise BenchsmithError(str(exc)) from None
     print_estimate(result.to_dict(), Console(width=None if console.is_terminal else 150))
     if out is not None:
+        _writes(ctx, out)
         write_json_atomic(out, result.to_dict())
         typer.echo(f"wrote {out}")
 
@@ -418,7 +456,7 @@ def snapshot_record_web(
     """
     from pipelines.snapshot.record import record_web
 
-    summary = _guarded(lambda: record_web(load_params(params), web_dir))
+    summary = record_web(load_params(params), web_dir)
     typer.echo(json.dumps(summary, indent=2, sort_keys=True))
 
 
@@ -426,4 +464,4 @@ def snapshot_record_web(
 def report(data: Annotated[Path, typer.Option(help="Data folder.")] = DATA) -> None:
     """Summarise every stage's stats.json and say where the outputs are."""
     if not print_report(data):
-        raise _fail(BenchsmithError(f"no stats.json under {data}/; run 'dvc repro' first"))
+        raise BenchsmithError(f"no stats.json under {data}/; run 'dvc repro' first")

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import errno
+import shutil
+import sqlite3
 from pathlib import Path
 
 from pipelines.secrets import redact
@@ -52,3 +55,77 @@ class PromptError(BenchsmithError):
 
 class PublishError(BenchsmithError):
     """A table cannot be exported, a card cannot be rendered, or a push is refused."""
+
+
+PROGRAMS = {
+    "dvc": "activate benchsmith's environment, or pip install dvc",
+    "git": "install git (e.g. apt-get install git)",
+}
+"""Programs benchsmith runs, and how to get each."""
+
+
+def program_missing(name: str, purpose: str) -> BenchsmithError:
+    """The error for a program ``name`` that is not on PATH, saying what needs it and how to get
+    it."""
+    fix = PROGRAMS.get(name, f"install {name}")
+    return BenchsmithError(f"{purpose} needs the '{name}' program, which is not on PATH; {fix}")
+
+
+def require_program(name: str, purpose: str) -> str:
+    """The path of program ``name`` on PATH; :func:`program_missing` when there is none."""
+    found = shutil.which(name)
+    if found is None:
+        raise program_missing(name, purpose)
+    return found
+
+
+WRITE_ERRORS = {errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOSPC, errno.EDQUOT}
+"""Error numbers of a write refused by the machine (read-only, permissions, no space)."""
+
+
+def describe_os_error(exc: OSError, writes: Path | None = None) -> str:
+    """One line for a failure of the machine rather than of benchsmith (a read-only or full
+    disk, too many open files, a missing program): the path or program, and what to do.
+    ``writes`` is the folder the command writes to, named when the error names no file (pyarrow
+    reports a full disk so)."""
+    if exc.errno == errno.ENOENT and exc.filename in PROGRAMS:
+        return str(program_missing(exc.filename, "this command"))
+    if exc.errno not in WRITE_ERRORS:
+        writes = None  # a failure that is not of writing names only its own file
+    other = ", or pass another --out" if _related(exc.filename, writes) else ""
+    if exc.errno == errno.EROFS:
+        problem, fix = "read-only file system", f"make it writable{other}"
+    elif exc.errno in (errno.EACCES, errno.EPERM):
+        problem, fix = "permission denied", f"give this user access to it and its folder{other}"
+    elif exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        problem, fix = "no space left on device", f"free some space{other}"
+        if exc.filename is None and writes is not None:
+            problem += " while writing under it"
+    elif exc.errno in (errno.EMFILE, errno.ENFILE):
+        problem = "too many open files"
+        fix = "raise the limit (ulimit -n) or lower workers or concurrency in params.yaml"
+    else:
+        problem, fix = exc.strerror or str(exc), ""
+    path = exc.filename if exc.filename is not None else writes
+    line = f"{path}: {problem}" if path is not None else problem
+    return f"{line}; {fix}" if fix else line
+
+
+def describe_cache_error(exc: sqlite3.OperationalError) -> str:
+    """One line for an SQLite cache the machine refused to write (a full disk, a read-only or
+    unopenable file): SQLite names no file, so the line says which caches there are."""
+    return (
+        f"a cache database failed: {exc}; the LLM, embedding and search caches are SQLite files "
+        "(under .cache/ unless params.yaml moves them): free some space or make them writable"
+    )
+
+
+def _related(path: object, writes: Path | None) -> bool:
+    """Whether a failure at ``path`` (None: unnamed) concerns the output ``writes``: the path
+    is inside it, or it is a folder ``writes`` would be made in."""
+    if writes is None:
+        return False
+    if path is None:
+        return True
+    failed, out = Path(str(path)).absolute(), writes.absolute()
+    return failed.is_relative_to(out) or out.is_relative_to(failed)

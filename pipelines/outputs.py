@@ -1,38 +1,147 @@
-"""Atomic stage outputs: everything is written under a temporary folder, then renamed into place."""
+"""Atomic stage outputs: everything is written under a scratch folder beside the output, owned by
+its run, then renamed into place."""
 
 from __future__ import annotations
 
+import glob
 import json
 import os
+import re
 import shutil
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from pipelines.errors import BenchsmithError
 from pipelines.secrets import redact, redact_value
 
 REDACTED_COLUMNS = ("reason", "detail")
 """Columns that say why an item failed or was left out, in words that may quote an error:
 every :class:`TableWriter` redacts them (:func:`pipelines.secrets.redact`)."""
 
+SCRATCH_RE = re.compile(r"\.(?P<out>.+)\.tmp-(?P<pid>\d+)-(?P<stamp>\d+)")
+"""A scratch folder's name, ``.<output name>.tmp-<pid>-<time in ns>``, beside its output."""
+_LEGACY_RE = re.compile(r"\.tmp-(?P<pid>\d+)")  # inside the output: earlier versions
+_START_SLACK_S = 2.0  # /proc start times are whole seconds of boot time plus clock ticks
+
+
+class OutputInUseError(BenchsmithError):
+    """Another run, still alive, is writing the same output folder."""
+
+
+@dataclass(frozen=True)
+class Scratch:
+    """A scratch folder and the run that owns it."""
+
+    path: Path
+    pid: int
+    stamp_ns: int
+
+    @property
+    def alive(self) -> bool:
+        """Whether its owner still runs: the pid exists and started before the folder was made
+        (a pid reused by a later process, as in a fresh container, is a dead owner)."""
+        if not pid_alive(self.pid):
+            return False
+        started = process_start(self.pid)
+        return started is None or started <= self.stamp_ns / 1e9 + _START_SLACK_S
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether a process ``pid`` exists (one of another user counts)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def process_start(pid: int) -> float | None:
+    """When process ``pid`` started, in seconds since the epoch, from ``/proc``; None where
+    there is no ``/proc`` (or the process is gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        boot = next(
+            line for line in Path("/proc/stat").read_text().splitlines() if line.startswith("btime")
+        )
+        return int(boot.split()[1]) + int(fields[19]) / os.sysconf("SC_CLK_TCK")  # field 22
+    except (OSError, ValueError, IndexError, StopIteration):
+        return None
+
+
+def scratches(out_dir: Path) -> list[Scratch]:
+    """The scratch folders of ``out_dir`` (beside it), oldest first."""
+    found = []
+    for path in out_dir.parent.glob(f".{glob.escape(out_dir.name)}.tmp-*"):
+        match = SCRATCH_RE.fullmatch(path.name)
+        if match and match["out"] == out_dir.name and path.is_dir():
+            found.append(Scratch(path, int(match["pid"]), int(match["stamp"])))
+    return sorted(found, key=lambda s: (s.stamp_ns, s.pid))
+
+
+def clear_dead_scratches(folder: Path) -> list[Path]:
+    """Remove the scratch folders in ``folder`` whose run is dead (killed), and those a former
+    version left inside ``folder``; return what was removed."""
+    removed = []
+    for path in folder.glob(".*.tmp-*"):
+        match = SCRATCH_RE.fullmatch(path.name)
+        if match and path.is_dir():
+            owner = Scratch(path, int(match["pid"]), int(match["stamp"]))
+            if not owner.alive:
+                shutil.rmtree(path, ignore_errors=True)
+                removed.append(path)
+    for path in folder.glob(".tmp-*"):
+        match = _LEGACY_RE.fullmatch(path.name)
+        if match and path.is_dir() and not pid_alive(int(match["pid"])):
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(path)
+    return removed
+
+
+def _in_use(out_dir: Path, owner: Scratch) -> OutputInUseError:
+    return OutputInUseError(
+        f"{out_dir} is in use by pid {owner.pid}, which is writing it under {owner.path.name}; "
+        "wait for that run to end (or stop it), or pass another --out"
+    )
+
 
 def open_scratch(out_dir: Path) -> Path:
-    """A fresh scratch folder beside ``out_dir``'s files, after removing any a killed run left."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    for stale in out_dir.glob(".tmp-*"):  # left by a run that was killed
-        shutil.rmtree(stale, ignore_errors=True)
-    scratch = out_dir / f".tmp-{os.getpid()}"
+    """A fresh scratch folder for ``out_dir``, beside it (never inside an output, and on the same
+    file system, so the final renames are atomic), owned by this process.
+
+    Scratch folders of dead runs beside ``out_dir`` (and any a former version left inside it) are
+    removed first. Raises :class:`OutputInUseError`, naming the pid, when a live run already
+    holds one for ``out_dir``; of two runs starting at once, the later folder gives way.
+    """
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    clear_dead_scratches(out_dir.parent)
+    if out_dir.is_dir():
+        clear_dead_scratches(out_dir)
+    for other in scratches(out_dir):
+        if other.alive:
+            raise _in_use(out_dir, other)
+    pid, stamp = os.getpid(), time.time_ns()
+    scratch = out_dir.parent / f".{out_dir.name}.tmp-{pid}-{stamp}"
     scratch.mkdir()
+    earlier = [s for s in scratches(out_dir) if (s.stamp_ns, s.pid) < (stamp, pid) and s.alive]
+    if earlier:  # a run that started at the same moment and made its folder first
+        shutil.rmtree(scratch, ignore_errors=True)
+        raise _in_use(out_dir, earlier[0])
     return scratch
 
 
 def commit_scratch(scratch: Path, out_dir: Path) -> None:
     """Rename every file and folder of ``scratch`` into ``out_dir`` (``stats.json`` last, so a
     metrics file never describes missing tables), then remove ``scratch``."""
+    out_dir.mkdir(parents=True, exist_ok=True)
     for path in sorted(scratch.iterdir(), key=lambda p: p.name == "stats.json"):
         target = out_dir / path.name
         if path.is_dir() and target.is_dir():

@@ -25,7 +25,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap
 from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 
-from pipelines.errors import BenchsmithError, ParamsError
+from pipelines.errors import BenchsmithError, ParamsError, require_program
 from pipelines.publish.release import CHANGELOG, RECORD, RELEASES
 from pipelines.settings import load_params
 
@@ -141,8 +141,6 @@ def refresh(
 
 def repro(root: Path) -> None:
     """Run ``dvc repro`` in ``root`` (output streamed); raise when it fails."""
-    dvc = shutil.which("dvc")
-    if dvc is None:
-        raise RefreshError("dvc is not on PATH; run `dvc repro` yourself to build the release")
+    dvc = require_program("dvc", "building the release (`dvc repro`)")
     if subprocess.run([dvc, "repro"], cwd=root, check=False).returncode != 0:
         raise RefreshError("dvc repro failed; fix the cause and run `dvc repro` again")

@@ -3,6 +3,7 @@ them) and the shared sections, with errors that name the key."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +24,7 @@ from pipelines.evaluation.wikigen_baselines_settings import WikigenBaselines
 from pipelines.llm.settings import LLMSettings
 from pipelines.publish.settings import PublishSettings
 from pipelines.retrieval.settings import RetrievalSettings
+from pipelines.settings_hints import env_variable, nearest_key, unsupported_values
 from pipelines.sources.web.settings import WebSettings
 from pipelines.sources.wiki.settings import WikiSettings
 from pipelines.synthesis.lveval_settings import LVEvalStageSettings
@@ -83,31 +85,74 @@ def _location(loc: tuple[Any, ...]) -> str:
     return " -> ".join(str(part) for part in loc if not str(part).startswith("function-"))
 
 
-def format_validation_error(exc: ValidationError, source: Path) -> str:
-    """Render pydantic errors as ``params.yaml: [wiki -> min_wrds] Extra inputs ...`` lines."""
-    lines = []
+def _unknown_key(loc: tuple[Any, ...], data: dict[str, Any]) -> str:
+    """What to say about an unknown key: the variable it belongs in for a secret, else the
+    nearest known key."""
+    llm = data.get("llm")
+    given = llm.get("api_key_env") if isinstance(llm, dict) else None
+    default = LLMSettings.model_fields["api_key_env"].default
+    llm_env = given if isinstance(given, str) and given.isidentifier() else default
+    variable = env_variable(loc, llm_env)
+    if variable is not None:
+        whose = " (named by llm.api_key_env)" if variable == llm_env else ""
+        return (
+            f"keys are never read from params.yaml: set the {variable} environment variable"
+            f"{whose} and remove this key"
+        )
+    nearest = nearest_key(Params, loc)
+    if nearest is not None:
+        return f"unknown key; did you mean {nearest!r}?"
+    return "unknown key (check the spelling; see docs/settings/ for the settings)"
+
+
+def format_validation_error(
+    exc: ValidationError, source: Path, data: dict[str, Any] | None = None
+) -> str:
+    """Render pydantic errors as ``params.yaml: [wiki -> min_wrds] Extra inputs ...`` lines;
+    ``data`` (the file's mapping) tells where a misplaced secret belongs."""
+    return "\n".join(line for _, line in _validation_lines(exc, source, data or {}))
+
+
+def _validation_lines(
+    exc: ValidationError, source: Path, data: dict[str, Any]
+) -> Iterator[tuple[str, str]]:
+    """``(key path, line)`` for each pydantic error."""
     for err in exc.errors():
         where = _location(err["loc"]) or "(top level)"
         message = err["msg"].removeprefix("Value error, ")
         if err["type"] == "extra_forbidden":
-            message = "unknown key (check the spelling; see README for the settings)"
+            message = _unknown_key(err["loc"], data)
         elif err["type"] == "missing":
             message = "required key is missing"
         elif "input" in err and err["type"] not in {"value_error", "assertion_error"}:
             message = f"{message} (got {err['input']!r})"
-        lines.append(f"{source}: [{where}] {message}")
-    return "\n".join(lines)
+        yield where, f"{source}: [{where}] {message}"
+
+
+def _read_yaml(path: Path) -> tuple[Any, dict[str, str]]:
+    """The YAML document of ``path``, and the values in it DVC refuses in params: an error line
+    naming the line of the file, by key path."""
+    loader = yaml.SafeLoader(path.read_text(encoding="utf-8"))
+    try:
+        node = loader.get_single_node()
+        refused = {
+            _location(at): f"{path}:{line}: [{_location(at)}] {message}"
+            for line, at, message in unsupported_values(node)
+        }
+        return (loader.construct_document(node) if node is not None else None), refused
+    except yaml.YAMLError as exc:
+        raise ParamsError(f"{path}: not valid YAML: {exc}") from exc
+    finally:
+        loader.dispose()
 
 
 def load_params(path: Path | str = "params.yaml") -> Params:
-    """Read and validate ``params.yaml``; raise :class:`ParamsError` naming the key and file."""
+    """Read and validate ``params.yaml``; raise :class:`ParamsError` naming the key and file of
+    every problem: a value DVC would refuse, then what the model refuses elsewhere."""
     path = Path(path)
     if not path.is_file():
         raise ParamsError(f"{path}: file not found; run from the project root")
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        raise ParamsError(f"{path}: not valid YAML: {exc}") from exc
+    data, refused = _read_yaml(path)
     if not isinstance(data, dict):
         raise ParamsError(f"{path}: expected a mapping of stage keys, got {type(data).__name__}")
     if old := [k for k in RENAMED if k in data]:
@@ -117,7 +162,12 @@ def load_params(path: Path | str = "params.yaml") -> Params:
                 for k in old
             )
         )
+    problems = list(refused.values())
     try:
-        return Params.model_validate(data, context={"root": path.resolve().parent})
+        params = Params.model_validate(data, context={"root": path.resolve().parent})
     except ValidationError as exc:
-        raise ParamsError(format_validation_error(exc, path)) from None
+        lines = _validation_lines(exc, path, data)
+        problems += [line for where, line in lines if where not in refused]
+    if problems:
+        raise ParamsError("\n".join(problems))
+    return params

@@ -5,11 +5,12 @@
         run.extra["reader"] = "dump"
     return run.stats
 
-The clock starts when the block is entered. The scratch folder beside ``out`` is made the first
-time ``run.scratch`` is used, so a stage that fails while reading its inputs leaves no trace.
-When the block ends well, ``stats.json`` (counts, drops, time, ``extra``, and the LLM
-accounting of ``run.client`` when the stage asked a model) is written last and everything is
-renamed into ``out``; when it raises, nothing of the run reaches ``out``.
+The clock starts when the block is entered, and so does the run's claim on ``out``: its scratch
+folder, beside ``out``, is made then, so a second run on the same ``out`` fails at once with an
+``OutputInUseError`` naming the first one's pid. When the block ends well, ``stats.json``
+(counts, drops, time, ``extra``, and the LLM accounting of ``run.client`` when the stage asked a
+model) is written last and everything is renamed into ``out``; when it raises, nothing of the
+run reaches ``out``.
 """
 
 from __future__ import annotations
@@ -31,28 +32,21 @@ class StageRun:
 
     stats: StageStats
     out: Path
+    scratch: Path
+    """Where the stage writes, beside ``out``; renamed into ``out`` when the run ends well."""
     extra: dict[str, Any] = field(default_factory=dict)
     """More top-level entries of ``stats.json`` (settings echoed, encoder, levels, ...)."""
     client: Any = None
     """The stage's LLM client, if it has one: its accounting becomes the ``llm`` block."""
-    _scratch: Path | None = None
-
-    @property
-    def scratch(self) -> Path:
-        """Where the stage writes; renamed into ``out`` when the run ends well."""
-        if self._scratch is None:
-            self._scratch = open_scratch(self.out)
-        return self._scratch
 
 
 @contextmanager
 def stage_run(stage: str, out: Path) -> Iterator[StageRun]:
     """Run a stage's body; see the module docstring."""
-    run = StageRun(StageStats(stage), out)
+    run = StageRun(StageStats(stage), out, open_scratch(out))
     try:
         yield run
         run.stats.write(run.scratch, run.client, **run.extra)
         commit_scratch(run.scratch, out)
     finally:
-        if run._scratch is not None:
-            shutil.rmtree(run._scratch, ignore_errors=True)
+        shutil.rmtree(run.scratch, ignore_errors=True)

@@ -228,6 +228,7 @@ FETCH_STATUSES = (
     "blocked_address",
     "too_large",
     "not_html",
+    "binary",
     "rate_limited",
 )
 """Every status a fetch can end in."""

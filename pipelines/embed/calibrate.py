@@ -279,7 +279,7 @@ def calibrate(
     result = Calibration(chosen, reason, key, info, rows)
     stored[key] = result.as_dict()
     store.parent.mkdir(parents=True, exist_ok=True)
-    scratch = store.with_name(f".{store.name}.tmp")
+    scratch = store.with_name(f".{store.name}.tmp-{os.getpid()}")
     scratch.write_text(json.dumps(stored, indent=1), "utf-8")
     os.replace(scratch, store)
     return result

@@ -75,7 +75,7 @@ def _export(model: Any, pooled: bool, path: Path) -> None:
 
     ids = torch.full((2, 16), 1000, dtype=torch.long)
     axes = {0: "batch", 1: "sequence"}
-    scratch = path.with_name(f".{path.name}.tmp")
+    scratch = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     with warnings.catch_warnings(), torch.inference_mode(False), torch.no_grad():
         warnings.simplefilter("ignore")  # the tracer's notes on Python booleans and opsets
         torch.onnx.export(
@@ -94,7 +94,7 @@ def _export(model: Any, pooled: bool, path: Path) -> None:
 def _quantize(source: Path, path: Path) -> None:
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    scratch = path.with_name(f".{path.name}.tmp")
+    scratch = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     logging.disable(logging.WARNING)  # its advice to pre-process, printed on every call
     try:
         quantize_dynamic(source, scratch, weight_type=QuantType.QInt8)

@@ -1,22 +1,24 @@
 """Prompts are versioned template files, rendered by a function that raises on a missing field.
 
-A prompt file is Jinja text split into chat messages by marker lines ``[system]``, ``[user]``
-and ``[assistant]``. Its name is its path under the prompt folder without ``.j2``
-(``summhay/subtopics``). Editing a file changes the rendered messages, hence the cache keys, so
-only the calls that use it are asked again; stages list their prompt folders as DVC deps.
+A prompt file is Jinja text cut into chat messages at marker lines ``[system]``, ``[user]``
+and ``[assistant]``; the file is cut before anything is rendered and each message is rendered on
+its own (:func:`benchsmith_scoring.prompts.render_roles`), so no value can open a message. Its
+name is its path under the prompt folder without ``.j2`` (``summhay/subtopics``). Editing a file
+changes the rendered messages, hence the cache keys, so only the calls that use it are asked
+again; stages list their prompt folders as DVC deps.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import jinja2
 
 from benchsmith_scoring.prompts import FOLDER as SHIPPED
-from benchsmith_scoring.prompts import split_roles
+from benchsmith_scoring.prompts import render_roles
 from pipelines.errors import PromptError
 from pipelines.llm.records import ChatRequest, Message
 
@@ -25,10 +27,15 @@ PROMPTS = Path(__file__).resolve().parent.parent / "prompts"
 the cards' baselines live with the scorers every export ships (``SHIPPED``), found second."""
 
 
-def split_messages(text: str, where: str) -> tuple[Message, ...]:
-    """Split rendered prompt text into messages at its ``[role]`` marker lines."""
-    before, pairs = split_roles(text)
-    if before.strip():
+UNCLOSED_HINT = " (each message is rendered on its own: close a Jinja block before the next marker)"
+
+
+def checked_messages(
+    before: str, pairs: Sequence[tuple[str, str]], where: str
+) -> tuple[Message, ...]:
+    """The rendered text before the first marker and the ``(role, text)`` pairs of prompt file
+    ``where`` as messages: nothing before the first marker, no empty message, ``[user]`` last."""
+    if before:
         raise PromptError(f"{where}: text before the first [system] or [user] marker")
     messages = tuple(Message(role, body) for role, body in pairs)
     if not messages or messages[-1].role != "user":
@@ -72,12 +79,12 @@ class PromptLibrary:
         """Render prompt ``name`` into its chat messages."""
         where = str(self.path(name))
         try:
-            template = self._env.get_template(f"{name}.j2")
-            text = template.render(**variables)
+            before, pairs = render_roles(self._env, name, variables)
         except jinja2.TemplateNotFound:
             raise PromptError(f"{where}: prompt file not found") from None
         except jinja2.UndefinedError as exc:
             raise PromptError(f"{where}: {exc.message} (pass it when rendering)") from None
         except jinja2.TemplateSyntaxError as exc:
-            raise PromptError(f"{where}:{exc.lineno}: {exc.message}") from None
-        return split_messages(text, where)
+            hint = UNCLOSED_HINT if (exc.message or "").startswith("Unexpected end") else ""
+            raise PromptError(f"{where}:{exc.lineno}: {exc.message}{hint}") from None
+        return checked_messages(before, pairs, where)

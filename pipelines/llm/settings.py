@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Literal
 
@@ -93,13 +94,6 @@ class LLMSettings(Strict):
             )
         return data
 
-    @field_validator("api_key_env")
-    @classmethod
-    def _secret(cls, name: str) -> str:
-        """The variable's value is a secret: redacted wherever it would be written or shown."""
-        register_env(name)
-        return name
-
     cache: ProjectPath = Field(
         Path(".cache/llm/responses.sqlite"),
         description=(
@@ -136,6 +130,19 @@ class LLMSettings(Strict):
             "folder or a Hub name already in the local cache. Unset: about 4 tokens per 3 words."
         ),
     )
+
+    @field_validator("api_key_env")
+    @classmethod
+    def _a_variable_name(cls, name: str) -> str:
+        """A variable's name, whose value is a secret from now on: redacted wherever it would
+        be written or shown (:func:`pipelines.secrets.register_env`)."""
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):  # never echoed: it may be the key
+            raise ValueError(
+                "this names the environment variable that holds the key (such as "
+                "OPENAI_API_KEY), not the key itself; put the key in that variable"
+            )
+        register_env(name)
+        return name
 
     @model_validator(mode="after")
     def _priced_budget(self) -> LLMSettings:

@@ -47,15 +47,15 @@ def test_killed_stage_keeps_previous_outputs(tmp_path):
         stderr=subprocess.DEVNULL,
         start_new_session=True,
     )
-    scratch = out / f".tmp-{proc.pid}"
     deadline = time.monotonic() + 30
-    while not (scratch / "articles.parquet").exists() and time.monotonic() < deadline:
+    while not list(tmp_path.glob(".wiki.tmp-*/articles.parquet")) and time.monotonic() < deadline:
         time.sleep(0.05)
     time.sleep(1.0)  # well inside the run: rows are being written
     assert proc.poll() is None, "the stage finished before it could be killed"
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
 
-    assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before
+    (left,) = tmp_path.glob(f".wiki.tmp-{proc.pid}-*")  # beside the output, never inside it
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
     subprocess.run(_stage(small, out), check=True, capture_output=True, cwd=tmp_path)
-    assert not list(out.glob(".tmp-*"))
+    assert not left.exists() and not list(tmp_path.glob(".*.tmp-*"))

@@ -115,3 +115,18 @@ def test_the_cli_refreshes_without_building_and_reports_bad_days(project):
     assert done.exit_code == 0, done.output
     assert "2026.11.0 (to 2026-12-31) -> 2027.1.0 (to 2027-01-31)" in done.output
     assert load_params(params).publish.version == "2027.1.0"
+
+
+def test_refresh_without_dvc_on_path_says_so_before_changing_anything(project, monkeypatch):
+    (project / "bin").mkdir()
+    monkeypatch.setenv("PATH", str(project / "bin"))
+    before = (project / "params.yaml").read_text()
+    args = ["refresh", "--until", "2027-01-31", "--params", str(project / "params.yaml")]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 1
+    assert result.output.strip().splitlines() == [
+        "error: 'benchsmith refresh' (unless --no-repro) needs the 'dvc' program, which is not "
+        "on PATH; activate benchsmith's environment, or pip install dvc"
+    ]
+    assert (project / "params.yaml").read_text() == before
+    assert not (project / "releases").exists()

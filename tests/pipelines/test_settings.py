@@ -1,4 +1,6 @@
+import re
 import sys
+from datetime import date, datetime
 from pathlib import Path
 
 import pytest
@@ -182,3 +184,119 @@ def test_check_names_the_key_and_extra_of_a_missing_optional_package(
     assert result.exit_code == 2
     assert f"[{key}] needs the '{extra}' package" in result.output
     assert f"pip install 'benchsmith[{extra}]'" in result.output
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "written"),
+    [
+        ("created_after", date(2026, 1, 1), 'created_after: "2026-01-01"'),
+        ("created_before", datetime(2026, 12, 31, 8, 30), 'created_before: "2026-12-31 08:30:00"'),
+    ],
+)
+def test_an_unquoted_date_that_dvc_refuses_is_named_with_its_line_and_quoted_form(
+    tmp_path, key, value, written
+):
+    message = _error(tmp_path, lambda d: d["wiki"].update({key: value}))
+    assert re.search(rf"params\.yaml:\d+: \[wiki -> {key}\] .* is an unquoted date", message)
+    assert "DVC refuses" in message and f"write {written}" in message
+
+
+def test_other_yaml_types_dvc_refuses_are_named(tmp_path):
+    def edit(d):
+        d["wikigen"]["seed"] = b"2026"  # written as !!binary
+        d["summhay"]["outlets"] = {"Valdra Herald"}  # written as !!set
+
+    message = _error(tmp_path, edit)
+    assert "[wikigen -> seed] a binary value, which DVC refuses; write a string, number" in message
+    assert "[summhay -> outlets] a set value, which DVC refuses" in message
+
+
+def test_dates_and_other_problems_are_reported_together_each_key_once(tmp_path):
+    def edit(d):
+        d["contamination"]["cutoff"] = date(2023, 10, 1)  # a string field: the model refuses it too
+        d["wikigen"]["test_fracton"] = 0.2
+
+    lines = _error(tmp_path, edit).splitlines()
+    assert len(lines) == 2
+    assert "[contamination -> cutoff] 2023-10-01 is an unquoted date" in lines[0]
+    assert 'write cutoff: "2023-10-01"' in lines[0]
+    assert "[wikigen -> test_fracton] unknown key; did you mean 'test_fraction'?" in lines[1]
+
+
+def test_a_quoted_date_in_a_list_of_releases_is_accepted_and_an_unquoted_one_named(tmp_path):
+    earlier = {"version": "2026.10.0", "until": "2026-10-31"}
+    params = load_params(_write_params(tmp_path, lambda d: d["publish"].update(history=[earlier])))
+    assert params.publish.history[0].version == "2026.10.0"
+    unquoted = {**earlier, "until": date(2026, 10, 31)}
+    message = _error(tmp_path, lambda d: d["publish"].update(history=[unquoted]))
+    assert "[publish -> history -> 0 -> until] 2026-10-31 is an unquoted date" in message
+
+
+@pytest.mark.parametrize(
+    ("edit", "where", "nearest"),
+    [
+        (
+            lambda d: d["wikigen"].update(test_fracton=0.2),
+            "wikigen -> test_fracton",
+            "test_fraction",
+        ),
+        (lambda d: d["lveval"]["kpr"].update(max_rule=2), "lveval -> kpr -> max_rule", "max_rules"),
+        (
+            lambda d: d["summhay"]["topics"][0].update(participant=[]),
+            "summhay -> topics -> 0 -> participant",
+            "participants",
+        ),
+        (lambda d: d.update(wikigenn={}), "wikigenn", "wikigen"),
+    ],
+)
+def test_a_misspelt_key_is_offered_the_nearest_known_key(tmp_path, edit, where, nearest):
+    message = _error(tmp_path, edit)
+    assert f"[{where}] unknown key; did you mean {nearest!r}?" in message
+
+
+def test_a_key_like_no_other_gets_no_suggestion(tmp_path):
+    message = _error(tmp_path, lambda d: d["wikigen"].update(colour="blue"))
+    assert "[wikigen -> colour] unknown key (check the spelling" in message
+    assert "did you mean" not in message
+
+
+SECRET = "sk-test-0123456789abcdefghij"
+
+
+@pytest.mark.parametrize(
+    ("edit", "where", "variable"),
+    [
+        (lambda d: d["llm"].update(api_key=SECRET), "llm -> api_key", "OPENAI_API_KEY"),
+        (
+            lambda d: d["llm"].update(api_key=SECRET, api_key_env="VLLM_KEY"),
+            "llm -> api_key",
+            "VLLM_KEY",
+        ),
+        (lambda d: d["summhay"].update(openai_api_key=SECRET), "summhay -> openai_api_key",
+         "OPENAI_API_KEY"),
+        (lambda d: d["publish"].update(hf_token=SECRET), "publish -> hf_token", "HF_TOKEN"),
+        (lambda d: d["publish"].update(token=SECRET), "publish -> token", "HF_TOKEN"),
+        (lambda d: d["web"]["search"].update(api_key=SECRET), "web -> search -> api_key",
+         "GOOGLE_API_KEY"),
+        (lambda d: d["web"]["search"].update(cse_id=SECRET), "web -> search -> cse_id",
+         "GOOGLE_CSE_ID"),
+        (lambda d: d.update(hf_token=SECRET), "hf_token", "HF_TOKEN"),
+    ],
+)  # fmt: skip
+def test_a_key_written_in_params_names_the_environment_variable_to_set(
+    tmp_path, edit, where, variable
+):
+    message = _error(tmp_path, edit)
+    assert f"[{where}] keys are never read from params.yaml: set the {variable} " in message
+    assert SECRET not in message and "did you mean" not in message
+
+
+def test_the_llm_key_message_says_which_setting_names_the_variable(tmp_path):
+    message = _error(tmp_path, lambda d: d["llm"].update(api_key=SECRET))
+    assert "OPENAI_API_KEY environment variable (named by llm.api_key_env)" in message
+
+
+def test_a_key_written_as_api_key_env_is_refused_without_being_echoed(tmp_path):
+    message = _error(tmp_path, lambda d: d["llm"].update(api_key_env=SECRET))
+    assert "[llm -> api_key_env] this names the environment variable" in message
+    assert SECRET not in message

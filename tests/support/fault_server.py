@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import codecs
 import gzip
+import random
+import struct
 import time
 import zlib
 from collections.abc import Iterator
@@ -39,6 +42,27 @@ def article(subject: str) -> bytes:
 
 
 ARTICLE = article("river")
+
+
+def png(width: int = 64, height: int = 64) -> bytes:
+    """A real PNG image (RGB noise, so it hardly compresses): what a misconfigured server sends
+    as ``text/html``."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        body = kind + data
+        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
+
+    rows = b"".join(b"\x00" + random.Random(y).randbytes(width * 3) for y in range(height))
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(rows))
+        + chunk(b"IEND", b"")
+    )
+
+
+PNG = png()
 FAR_FUTURE = "Fri, 01 Jan 2100 00:00:00 GMT"
 
 
@@ -123,6 +147,13 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send(301, b"", {"Location": "/ok"})
         if path.startswith("/to-private"):
             return self._send(302, b"", {"Location": self.server.private_url})
+        if path == "/png-as-html":  # an image labelled as a page
+            return self._send(200, PNG, {"Content-Type": "text/html; charset=utf-8"})
+        if path == "/pdf-as-html":
+            return self._send(200, b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj\n<<>>\nendobj\n")
+        if path == "/utf16-page":  # text with NUL bytes: UTF-16 with its byte-order mark
+            body = codecs.BOM_UTF16_LE + ARTICLE.decode().encode("utf-16-le")
+            return self._send(200, body, {"Content-Type": "text/html; charset=utf-16"})
         if path == "/report.pdf":
             return self._send(200, b"%PDF-1.4 ...", {"Content-Type": "application/pdf"})
         if path == "/latin1":

@@ -5,21 +5,25 @@ Hosts are resolved here (or mapped by ``resolve`` settings, as the snapshot reco
 explicitly allow-listed. Loopback, private, link-local, CGNAT (100.64/10), unique-local IPv6 and
 IPv6 forms of those (IPv4-mapped, 6to4, Teredo, NAT64, IPv4-compatible) are all non-global. The
 connection is made to the address that was checked, so a DNS answer cannot change between the
-check and the connect.
+check and the connect. A host spelling an IPv4 address in another form (octal, hex, short:
+``0177.0.0.1``, ``127.1``) is read as that address, as browsers read it, never sent to DNS.
 """
 
 from __future__ import annotations
 
 import fnmatch
 import ipaddress
+import re
 import socket
 from collections.abc import Iterable
 from typing import Any
+from urllib.parse import urlunsplit
 
 import anyio
 import httpcore
 
 from pipelines.errors import BenchsmithError
+from pipelines.sources.web.urls import DEFAULT_PORTS, split_url
 
 
 class BlockedAddressError(BenchsmithError):
@@ -42,6 +46,34 @@ def embedded_ipv4(address: IPAddress) -> ipaddress.IPv4Address | None:
     if any(address in net for net in _LOW_32_BITS):
         return ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
     return None
+
+
+_IPV4_PART = re.compile(r"0[xX](?P<hex>[0-9a-fA-F]*)|0(?P<oct>[0-7]+)|(?P<dec>[1-9][0-9]*|0)")
+
+
+def ipv4_literal(host: str) -> ipaddress.IPv4Address | None:
+    """The IPv4 address ``host`` spells in any of the number forms browsers and ``inet_aton``
+    accept (the WHATWG URL Standard's IPv4 parser): one to four dot-separated parts, each
+    decimal, octal (a leading ``0``) or hex (``0x``), the last filling the remaining bytes, as in
+    ``0177.0.0.1``, ``127.0.0.01``, ``127.1``, ``0x7f.1`` or ``2130706433``; None if it is none.
+    """
+    parts = host.split(".")
+    if len(parts) > 1 and parts[-1] == "":  # a trailing dot
+        parts.pop()
+    matches = [_IPV4_PART.fullmatch(part) for part in parts]
+    if not 1 <= len(parts) <= 4 or not all(matches):
+        return None
+    numbers = [_ipv4_number(m) for m in matches if m is not None]
+    *head, last = numbers
+    if any(n > 255 for n in head) or last >= 256 ** (5 - len(numbers)):
+        return None
+    return ipaddress.IPv4Address(sum(n << 8 * (3 - i) for i, n in enumerate(head)) + last)
+
+
+def _ipv4_number(part: re.Match[str]) -> int:
+    if part["hex"] is not None:
+        return int(part["hex"] or "0", 16)  # a bare "0x" is 0
+    return int(part["oct"], 8) if part["oct"] else int(part["dec"])
 
 
 def parse_network(text: str) -> ipaddress.IPv4Network | ipaddress.IPv6Network:
@@ -71,6 +103,15 @@ def parse_target(target: str) -> tuple[str, int | None]:
     if not (port.isascii() and port.isdigit()) or not 0 < int(port) < 65536:
         raise ValueError(f"{target!r}: the port must be a number from 1 to 65535")
     return address, int(port)
+
+
+def _resolved(host: str, port: int) -> list[str]:
+    """The addresses DNS gives for ``host``, in its order, without repeats."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror as exc:  # httpcore's error, so the fetcher reports it
+        raise httpcore.ConnectError(f"cannot resolve {host}: {exc}") from exc
+    return list(dict.fromkeys(str(info[4][0]) for info in infos))
 
 
 class AddressPolicy:
@@ -108,11 +149,8 @@ class AddressPolicy:
                 port = mapped_port or port
                 break
         else:
-            try:
-                infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-            except socket.gaierror as exc:  # httpcore's error, so the fetcher reports it
-                raise httpcore.ConnectError(f"cannot resolve {host}: {exc}") from exc
-            candidates = list(dict.fromkeys(str(info[4][0]) for info in infos))
+            literal = ipv4_literal(host)  # any spelling of an address, not the resolver's reading
+            candidates = [str(literal)] if literal is not None else _resolved(host, port)
         allowed = [(a, port) for a in candidates if self.permitted(ipaddress.ip_address(a))]
         if not allowed:
             raise BlockedAddressError(
@@ -120,6 +158,21 @@ class AddressPolicy:
                 "(allow it with web.fetch.allow_addresses)"
             )
         return allowed
+
+    def dotted_quad(self, url: str) -> str:
+        """``url`` with an IPv4 host in another spelling (``0177.0.0.1``, ``127.1``, ``0x7f.1``,
+        ``2130706433``: what browsers and resolvers read as 127.0.0.1) written as the address it
+        means, once that address is permitted; a :class:`BlockedAddressError` otherwise. Any
+        other ``url`` comes back as it is."""
+        parts, port = split_url(url)
+        host = parts.hostname or ""
+        address = ipv4_literal(host)
+        if address is None or str(address) == host:
+            return url
+        self.addresses(host, port or DEFAULT_PORTS.get(parts.scheme, 80))
+        userinfo, at, _ = parts.netloc.rpartition("@")
+        netloc = f"{userinfo}{at}{address}" + (f":{port}" if port is not None else "")
+        return urlunsplit(parts._replace(netloc=netloc))
 
 
 class GuardedBackend(httpcore.AsyncNetworkBackend):

@@ -30,9 +30,9 @@ async def _fetch(settings: WebSettings, urls: Sequence[str]) -> dict[str, FetchR
     """Each URL's fetch: replayed from the archive, or live with what is archived already
     (except outcomes fetched again) taken from the archive."""
     if settings.mode == "replay":
-        async with ReplayFetcher(settings.archive) as replay:
+        async with ReplayFetcher(settings.archive, settings.fetch) as replay:
             return {r.url: r for r in await replay.fetch_all(urls)}
-    archived = load_index(settings.archive)
+    archived = load_index(settings.archive, settings.fetch)
     done = {u: r for u, r in archived.items() if r.status not in REFETCHED}
     todo = [u for u in urls if u not in done]
     again = sum(u in archived for u in todo)

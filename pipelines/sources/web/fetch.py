@@ -3,8 +3,9 @@ and a WARC record of everything it sends and receives.
 
 Every URL ends in exactly one status: ``ok``, ``dead`` (4xx but 429), ``error`` (5xx, connection
 failures, redirect loops, bodies cut short or that do not decompress), ``timeout``, ``robots``,
-``blocked_address``, ``too_large``, ``not_html`` or ``rate_limited`` (429, or 503 asking for a
-Retry-After over the cap), with a reason.
+``blocked_address``, ``too_large``, ``not_html``, ``binary`` (an image, PDF or archive, whatever
+its Content-Type says) or ``rate_limited`` (429, or 503 asking for a Retry-After over the cap),
+with a reason.
 """
 
 from __future__ import annotations
@@ -29,9 +30,9 @@ from pipelines.sources.web.address_guard import AddressPolicy, BlockedAddressErr
 from pipelines.sources.web.http_body import (
     ACCEPT_ENCODING,
     TooLargeError,
-    decode_text,
     decompress,
     media_type,
+    read_body,
 )
 from pipelines.sources.web.robots import allowed, parse_robots
 from pipelines.sources.web.settings import FetchSettings
@@ -210,6 +211,10 @@ class Fetcher:
         try:
             _checked(url)
             for _ in range(self.settings.max_redirects + 1):
+                try:
+                    current = self.policy.dotted_quad(current)
+                except BlockedAddressError as exc:
+                    raise _Failure("blocked_address", str(exc)) from exc
                 if not await self._robots_allow(current):
                     raise _Failure("robots", f"robots.txt disallows {current}")
                 response, tries = await self._with_retries(current)
@@ -248,17 +253,11 @@ class Fetcher:
             return FetchResult(url, "error", f"HTTP {status} after {attempts} attempts", **common)
         if kind not in self.settings.content_types:
             return FetchResult(url, "not_html", f"content type {kind or 'missing'}", **common)
-        try:
-            body = decompress(
-                response.raw, response.header("content-encoding"), self.settings.max_bytes
-            )
-        except TooLargeError as exc:
-            return FetchResult(url, "too_large", str(exc), **common)
-        except (ValueError, OSError) as exc:
-            return FetchResult(url, "error", f"undecodable body from {final}: {exc}", **common)
-        text, charset, note = decode_text(body, declared)
-        reason = f"fetched; {note}" if note else "fetched"
-        return FetchResult(url, "ok", reason, charset=charset, text=text, **common)
+        encoding = response.header("content-encoding")
+        body = read_body(response.raw, encoding, kind, declared, self.settings.max_bytes, final)
+        return FetchResult(
+            url, body.status, body.reason, charset=body.charset, text=body.text, **common
+        )
 
     def _rate_limited(self, response: _Response, attempts: int) -> str:
         """Why ``response`` is a rate limit, or "": a 429 whatever it asks, and a 503 asking
@@ -307,7 +306,8 @@ class Fetcher:
 
         A robots.txt that cannot be read or decompressed disallows everything, as does one still
         redirecting after five hops. A host that cannot be reached at all (a blocked address, a
-        failed connection) fails the page itself, with that reason.
+        failed connection, a host httpx refuses as invalid) fails the page itself, with that
+        reason.
         """
         parts = urlsplit(url)
         current = f"{parts.scheme}://{parts.netloc}/robots.txt"
@@ -315,7 +315,7 @@ class Fetcher:
             response = await self._request(current)
         except _Failure as failure:
             if failure.status == "blocked_address" or isinstance(
-                failure.__cause__, httpx.ConnectError
+                failure.__cause__, (httpx.ConnectError, httpx.InvalidURL)
             ):
                 raise
             return parse_robots(None, "")

@@ -1,4 +1,5 @@
-"""Response bodies: bounded decompression, content-type gate and charset detection."""
+"""Response bodies: bounded decompression, binary sniffing and charset detection, the checks
+live fetching and replay share (:func:`read_body`)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ import codecs
 import re
 import zlib
 from typing import NamedTuple
+
+from pipelines.sources.web.sniff import binary_kind
 
 _META_CHARSET_RE = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.I)
 _GZIP_MAGIC = b"\x1f\x8b"
@@ -166,3 +169,37 @@ def _decoded(body: bytes, name: str, notes: list[str]) -> Decoded:
     if replaced:
         notes = [*notes, f"{replaced} invalid {name} byte sequence(s) replaced by U+FFFD"]
     return Decoded(text, name, "; ".join(notes))
+
+
+class Body(NamedTuple):
+    """How a 2xx body ends: ``ok`` with its text and charset, or a failed status and reason."""
+
+    status: str
+    reason: str
+    text: str = ""
+    charset: str = ""
+
+
+def read_body(raw: bytes, encoding: str, kind: str, declared: str, cap: int, where: str) -> Body:
+    """The text of a 2xx body, under the checks live fetching and replay share.
+
+    ``raw`` is the body as sent, with its ``Content-Encoding`` ``encoding``, media type ``kind``
+    and declared charset; ``where`` (its URL) goes into the reasons. Over ``cap`` bytes, as sent
+    or once decompressed, it is ``too_large`` (the decompression stops at the cap); one that
+    does not decompress is an ``error``; a binary one (``sniff.binary_kind``: an image, a PDF,
+    an archive), whatever its Content-Type says, is ``binary``, before any decoding; any other
+    is decoded by :func:`decode_text`.
+    """
+    if len(raw) > cap:
+        return Body("too_large", f"more than {cap} bytes")
+    try:
+        body = decompress(raw, encoding, cap)
+    except TooLargeError as exc:
+        return Body("too_large", str(exc))
+    except (ValueError, OSError) as exc:
+        return Body("error", f"undecodable body from {where}: {exc}")
+    binary = binary_kind(body, declared)
+    if binary:
+        return Body("binary", f"{where} sent {binary}, labelled {kind or 'with no type'}")
+    text, charset, note = decode_text(body, declared)
+    return Body("ok", f"fetched; {note}" if note else "fetched", text, charset)

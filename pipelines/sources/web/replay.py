@@ -11,47 +11,53 @@ from datetime import datetime
 from pathlib import Path
 
 from pipelines.sources.web.fetch import FetchResult
-from pipelines.sources.web.http_body import decode_text, decompress
+from pipelines.sources.web.http_body import read_body
+from pipelines.sources.web.settings import FetchSettings
 from pipelines.sources.web.warc_archive import Recorded, read_archive, unreadable
 
-_NO_CAP = 1 << 40
 
-
-def load_index(folder: Path) -> dict[str, FetchResult]:
+def load_index(folder: Path, fetch: FetchSettings | None = None) -> dict[str, FetchResult]:
     """Map each archived URL to its latest outcome, with the decoded text of successful fetches.
 
+    A successful fetch's body passes the live fetcher's checks again under ``fetch`` (default:
+    the default settings): over ``max_bytes``, as archived or once decompressed, it is
+    ``too_large`` (never inflated past the cap), and one that does not decompress or is binary
+    ends as the live fetcher would end it (:func:`~pipelines.sources.web.http_body.read_body`).
     An outcome that does not make a :class:`FetchResult` (a field missing or unknown, a bad
-    date, a body that does not decompress) is a :class:`SourceFormatError` naming the WARC file
-    and the URL.
+    date) is a :class:`SourceFormatError` naming the WARC file and the URL.
     """
+    cap = (fetch or FetchSettings()).max_bytes
     index: dict[str, FetchResult] = {}
     if not folder.is_dir():
         return index
-    for url, recorded in read_archive(folder):
+    for url, recorded in read_archive(folder, max_body=cap):
         try:
-            index[url] = _result(recorded)
+            index[url] = _result(recorded, cap)
         except (KeyError, TypeError, ValueError) as exc:
             problem = f"no {exc} field" if isinstance(exc, KeyError) else str(exc)
             raise unreadable(recorded.path, f"the outcome record for {url}", problem) from exc
     return index
 
 
-def _result(recorded: Recorded) -> FetchResult:
+def _result(recorded: Recorded, cap: int) -> FetchResult:
     outcome = dict(recorded.outcome)
     outcome["fetched_at"] = datetime.fromisoformat(outcome["fetched_at"])
-    text = ""
-    if outcome["status"] == "ok":
-        body = decompress(recorded.body, outcome.get("content_encoding", ""), _NO_CAP)
-        text = decode_text(body, outcome.get("charset", "")).text
-    return FetchResult(**outcome, text=text)
+    if outcome["status"] != "ok":
+        return FetchResult(**outcome)
+    encoding, kind = outcome.get("content_encoding", ""), outcome.get("content_type", "")
+    where = outcome.get("final_url") or outcome["url"]
+    body = read_body(recorded.body, encoding, kind, outcome.get("charset", ""), cap, where)
+    if body.status != "ok":  # the archived reason and charset stay with a body that passes
+        return FetchResult(**{**outcome, "status": body.status, "reason": body.reason})
+    return FetchResult(**outcome, text=body.text)
 
 
 class ReplayFetcher:
-    """Answers like :class:`Fetcher`, from the archive only."""
+    """Answers like :class:`Fetcher`, from the archive only, under ``fetch``'s caps."""
 
-    def __init__(self, folder: Path):
+    def __init__(self, folder: Path, fetch: FetchSettings | None = None):
         self.folder = folder
-        self.index = load_index(folder)
+        self.index = load_index(folder, fetch)
 
     async def __aenter__(self) -> ReplayFetcher:
         return self

@@ -28,7 +28,11 @@ class FetchSettings(Strict):
     connect_timeout_s: float = Field(10.0, gt=0, description="Timeout to connect.")
     read_timeout_s: float = Field(20.0, gt=0, description="Timeout between bytes read.")
     total_timeout_s: float = Field(60.0, gt=0, description="Cap on one request, body included.")
-    max_bytes: StrictInt = Field(5_000_000, gt=0, description="Body cap, also after gunzip.")
+    max_bytes: StrictInt = Field(
+        5_000_000,
+        gt=0,
+        description="Body cap in bytes, as sent and once decompressed; replay applies it too.",
+    )
     max_redirects: StrictInt = Field(
         5, ge=0, description="Redirects followed (each hop's address checked again)."
     )
@@ -37,7 +41,10 @@ class FetchSettings(Strict):
     max_retry_after_s: float = Field(120.0, ge=0, description="Longest Retry-After honoured.")
     content_types: list[str] = Field(
         default_factory=lambda: ["text/html", "application/xhtml+xml", "text/plain"],
-        description="Content types extracted; other bodies end as not_html.",
+        description=(
+            "Content types extracted; other bodies end as not_html, and a binary body (an image, "
+            "a PDF, an archive) as binary whatever its type says."
+        ),
     )
     allow_addresses: list[str] = Field(
         default_factory=list,

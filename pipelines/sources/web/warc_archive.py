@@ -30,6 +30,10 @@ from pipelines.errors import SourceFormatError
 
 OUTCOME_TYPE = "application/vnd.benchsmith.fetch-outcome+json"
 CHUNK_BYTES = 1 << 20
+READ_BLOCK = 4096
+"""Compressed bytes warcio inflates at a time when reading: at deflate's 1032:1 ceiling about
+4 MB, so a record that inflates to gigabytes costs some 16 MB of buffers while it is skipped
+(warcio's default, 16 KiB, costs 65 MB)."""
 log = logging.getLogger(__name__)
 
 
@@ -188,8 +192,13 @@ class _Broken(Exception):
 _BROKEN = (ArchiveLoadFailed, AttributeError, EOFError, OSError, ValueError, zlib.error)
 
 
-def read_archive(folder: Path, prefix: str = "web") -> Iterator[tuple[str, Recorded]]:
+def read_archive(
+    folder: Path, prefix: str = "web", max_body: int | None = None
+) -> Iterator[tuple[str, Recorded]]:
     """Yield ``(url, Recorded)`` for every finished fetch in the archive, oldest first.
+
+    A response body is read up to ``max_body + 1`` bytes (whole if None), so a record that
+    inflates past the cap shows it without ever being held whole; the rest is skipped.
 
     A file cut short by a killed run yields its complete records and is then skipped with a
     warning; the fetches it lost are simply not in the archive, as is a fetch whose outcome was
@@ -200,7 +209,7 @@ def read_archive(folder: Path, prefix: str = "web") -> Iterator[tuple[str, Recor
     """
     for path in sorted(folder.glob(f"{prefix}-*.warc.gz")):
         try:
-            yield from _read_file(path)
+            yield from _read_file(path, None if max_body is None else max_body + 1)
         except _Broken as exc:
             if not _cut_short(path):
                 raise unreadable(path, exc.record, str(exc)) from exc.__cause__
@@ -209,19 +218,19 @@ def read_archive(folder: Path, prefix: str = "web") -> Iterator[tuple[str, Recor
             )
 
 
-def _read_file(path: Path) -> Iterator[tuple[str, Recorded]]:
+def _read_file(path: Path, limit: int | None) -> Iterator[tuple[str, Recorded]]:
     bodies: dict[str, bytes] = {}
     at = "the first record"
     try:
         with path.open("rb") as stream:
-            for record in ArchiveIterator(stream):
+            for record in ArchiveIterator(stream, block_size=READ_BLOCK):
                 is_outcome = record.rec_type == "metadata" and record.content_type == OUTCOME_TYPE
                 url = record.rec_headers.get_header("WARC-Target-URI")
                 last = f"the {'outcome' if is_outcome else record.rec_type} record for {url}"
                 at = last
                 if record.rec_type == "response":
                     record_id = record.rec_headers.get_header("WARC-Record-ID")
-                    bodies[record_id] = record.raw_stream.read()  # as sent, still encoded
+                    bodies[record_id] = record.raw_stream.read(limit)  # as sent, still encoded
                 elif is_outcome:
                     outcome = _outcome(record.content_stream().read())
                     response = outcome.get("response_record", "")

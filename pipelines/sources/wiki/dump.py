@@ -136,7 +136,8 @@ def iter_pages(path: Path) -> Iterator[tuple[SiteInfo, _Page]]:
             read, last = read + 1, f"{page.title!r} (id {page.page_id})"
             yield site, page
     except SourceFormatError as exc:
-        raise SourceFormatError(f"{exc}; {read} pages read before it, the last {last}") from exc
+        done = f"{read} pages read before it, the last {last}" if read else "no page was read"
+        raise SourceFormatError(f"{exc}; {done}") from exc
 
 
 def _pages(path: Path) -> Iterator[tuple[SiteInfo, _Page]]:

@@ -21,7 +21,12 @@ from typing import IO
 
 from pipelines.errors import SourceFormatError
 from pipelines.sources.wiki.dump import SiteInfo, _Page, page_from, site_from
-from pipelines.sources.wiki.xml_source import local, open_maybe_compressed
+from pipelines.sources.wiki.xml_source import (
+    PROLOG_CHARS,
+    local,
+    open_maybe_compressed,
+    refuse_declarations,
+)
 
 READ_BYTES = 1 << 16
 
@@ -78,12 +83,18 @@ def stream_at(handle: IO[bytes], offset: int, where: str) -> bytes:
         try:
             parts.append(decompressor.decompress(chunk))
         except OSError as exc:
-            raise SourceFormatError(f"{where}: no bz2 stream at byte {offset} ({exc})") from exc
+            raise SourceFormatError(
+                f"{where}: no bz2 stream at byte {offset}, or a corrupt one ({exc})"
+            ) from exc
     return b"".join(parts)
 
 
 def _fragment(data: bytes, where: str, offset: int) -> ET.Element:
-    """One stream's XML, closed into a document of its own."""
+    """One stream's XML, closed into a document of its own; a stream declaring entities is
+    refused before it is parsed (:func:`refuse_declarations`)."""
+    refuse_declarations(
+        data[:PROLOG_CHARS].decode("latin-1"), f"{where}: the stream at byte {offset}"
+    )
     text = data.replace(b"</mediawiki>", b"")
     if b"<mediawiki" not in text:
         text = b"<mediawiki>" + text

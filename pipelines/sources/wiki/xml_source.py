@@ -69,15 +69,55 @@ def declared_encoding(head: bytes) -> str:
     return "utf-8"
 
 
+PROLOG_CHARS = 1 << 20
+"""How much of a file's start is searched for its first element; a real dump's prolog is an XML
+declaration of a few dozen characters."""
+DRAIN_BYTES = 32 << 20
+"""How far past malformed XML a compressed file is decompressed to tell corrupt data (which fails
+its integrity check within one bz2 block, or soon after in gzip) from well-compressed bad XML."""
+_COMMENT_RE = re.compile(r"<!--.*?-->", re.S)
+_ELEMENT_RE = re.compile(r"<[A-Za-z_:]")
+
+
+def prolog_end(head: str) -> int | None:
+    """Where the first element starts in ``head`` (comments skipped), or None when not yet."""
+    found = _ELEMENT_RE.search(_COMMENT_RE.sub("", head))
+    return found.start() if found else None
+
+
+def refuse_declarations(head: str, where: str) -> None:
+    """Raise :class:`SourceFormatError` when the prolog at the start of ``head`` has a
+    ``<!DOCTYPE … [ … ]>`` of its own: entity declarations are how entity-expansion bombs and
+    external entities get in, and a MediaWiki dump never has one. Checked before any parsing."""
+    text = _COMMENT_RE.sub("", head)
+    found = _ELEMENT_RE.search(text)
+    prolog = text[: found.start()] if found else text
+    doctype = prolog.find("<!DOCTYPE")
+    if doctype < 0:
+        return
+    declared = prolog[doctype:]
+    if "<!ENTITY" in declared:
+        what = "declares entities (<!ENTITY …>) in its <!DOCTYPE>"
+    elif "[" in declared or found is None:
+        what = "has a <!DOCTYPE> with declarations of its own"
+    else:
+        return
+    raise SourceFormatError(
+        f"{where}: {what}, which MediaWiki XML never has (a way in for entity expansion and "
+        "external entities); refused before reading it"
+    )
+
+
 class XmlSource:
     """``with XmlSource(path, events) as xml: for event, elem in xml: ...``.
 
     The bytes are decoded here (byte-order mark, declared encoding, else UTF-8); a byte that
     does not decode, or a character XML forbids, becomes :data:`UNREADABLE` instead of ending
     the parse, so the reader can set aside just the page that holds it. Malformed XML, a
-    truncated or corrupt ``.bz2`` / ``.gz`` stream, and bad values met while reading (a
-    ``ValueError`` such as an unparsable timestamp), leave the block as
-    :class:`SourceFormatError` naming the file and line.
+    truncated or corrupt ``.bz2`` / ``.gz`` stream (also when its bad data first shows as
+    malformed XML), and bad values met while reading (a ``ValueError`` such as an unparsable
+    timestamp), leave the block as :class:`SourceFormatError` naming the file and line. A
+    prolog declaring entities is refused before anything is parsed (:func:`refuse_declarations`).
     """
 
     def __init__(self, path: Path, events: tuple[str, ...] = ("end",)):
@@ -94,8 +134,7 @@ class XmlSource:
 
     def __iter__(self) -> Iterator[tuple[str, ET.Element]]:
         assert self._stream is not None, "use XmlSource as a context manager"
-        while chunk := self._read_chunk():
-            text = self._decode(chunk)
+        for text in self._texts():
             self._lines_fed += text.count("\n")
             self._parser.feed(text)
             yield from self._parser.read_events()
@@ -103,6 +142,20 @@ class XmlSource:
             self._parser.feed(self._decode(b"", final=True))
         self._parser.close()
         yield from self._parser.read_events()
+
+    def _texts(self) -> Iterator[str]:
+        """The decoded text, chunk by chunk; the prolog is read whole and checked first."""
+        head = ""
+        while prolog_end(head) is None and len(head) < PROLOG_CHARS:
+            chunk = self._read_chunk()
+            if not chunk:
+                break
+            head += self._decode(chunk)
+        refuse_declarations(head, str(self.path))
+        if head:
+            yield head
+        while chunk := self._read_chunk():
+            yield self._decode(chunk)
 
     def _decode(self, chunk: bytes, final: bool = False) -> str:
         if self._decoder is None:
@@ -128,16 +181,37 @@ class XmlSource:
         """Return an error naming the file and where reading had got to."""
         return SourceFormatError(f"{self.path}: {message} (by line {self.line})")
 
+    def _corrupt_data(self) -> str | None:
+        """Why the rest of a compressed file does not decompress (read up to
+        :data:`DRAIN_BYTES` on), or None when it does or the file is not compressed."""
+        if self._stream is None or self.path.suffix not in COMPRESSED:
+            return None
+        read1 = self._stream.read1  # type: ignore[attr-defined]
+        drained = 0
+        try:
+            while drained < DRAIN_BYTES and (chunk := read1(CHUNK_BYTES)):
+                drained += len(chunk)
+        except (EOFError, OSError, zlib.error) as exc:
+            return str(exc) or type(exc).__name__
+        return None
+
     def __exit__(
         self,
         kind: type[BaseException] | None,
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        corrupt = self._corrupt_data() if isinstance(exc, ET.ParseError) else None
         if self._stream is not None:
             self._stream.close()
         if isinstance(exc, ET.ParseError):
             line, column = exc.position
+            if corrupt is not None:
+                raise SourceFormatError(
+                    f"{self.path}: corrupt compressed file: its {self.path.suffix} data fails "
+                    f"its integrity check ({corrupt}), so the XML decompressed from it breaks "
+                    f"at line {line}, column {column}"
+                ) from exc
             raise SourceFormatError(
                 f"{self.path}: malformed XML at line {line}, column {column}: {exc}"
             ) from exc

@@ -1,4 +1,4 @@
-"""Prompt files: messages split at role markers, strict rendering, digests follow edits."""
+"""Prompt files: messages cut at role markers, strict rendering, digests follow edits."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 
 from pipelines.errors import PromptError
 from pipelines.llm import PromptLibrary
-from pipelines.llm.prompts import PROMPTS, split_messages
+from pipelines.llm.prompts import PROMPTS
 
 
 def test_render_splits_roles_and_fills_variables(prompts: PromptLibrary) -> None:
@@ -27,17 +27,31 @@ def test_missing_prompt_file_is_named(prompts: PromptLibrary) -> None:
 
 
 @pytest.mark.parametrize(
-    ("text", "problem"),
+    ("source", "problem"),
     [
         ("hello\n[user]\nhi", "text before the first"),
         ("[user]\nhi\n[assistant]\nok", "must end with \\[user\\]"),
         ("[system]\n\n[user]\nhi", "empty system message"),
+        ("[system]\n{{ '' }}\n[user]\nhi", "empty system message"),
         ("no markers at all", "text before the first"),
+        (
+            "[user]\nhi\n{% if x %}\n[system]\nno{% endif %}",
+            r"bad\.j2:3: Unexpected end.*before the next marker",
+        ),
+        ("[system]\nok\n[user]\n\nhi {{ x\n", r"bad\.j2:5: unexpected end"),
     ],
 )
-def test_malformed_prompt_text_is_refused(text: str, problem: str) -> None:
+def test_malformed_prompt_file_is_refused_with_its_line(
+    prompts: PromptLibrary, source: str, problem: str
+) -> None:
+    prompts.path("t/bad").write_text(source)
     with pytest.raises(PromptError, match=problem):
-        split_messages(text, "x.j2")
+        prompts.messages("t/bad", {"x": 1})
+
+
+def test_a_comment_before_the_first_marker_is_allowed(prompts: PromptLibrary) -> None:
+    prompts.path("t/noted").write_text("{# licence: CC0 #}\n[user]\nHi {{ x }}.\n")
+    assert [m.content for m in prompts.messages("t/noted", {"x": 1})] == ["Hi 1."]
 
 
 def test_digest_changes_when_the_file_is_edited(prompts: PromptLibrary) -> None:

@@ -1,5 +1,6 @@
 """The web stage in live mode against a local server: a rate-limited document is fetched again
-by the next run, a fetched one is not."""
+by the next run, a fetched one is not; binary, oversized and disguised-loopback documents keep
+their status, live and replayed."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from tests.support.fault_server import fault_server
 from tests.support.records import make_article
 
 
-def _settings(tmp: Path) -> WebSettings:
+def _settings(tmp: Path, **fetch_overrides) -> WebSettings:
     fetch = FetchSettings(
         contact="ops@benchsmith.example",
         per_host_delay_s=0,
@@ -26,6 +27,7 @@ def _settings(tmp: Path) -> WebSettings:
         backoff_s=0.01,
         allow_addresses=["127.0.0.1/32"],
         resolve={"*.example": "127.0.0.1"},
+        **fetch_overrides,
     )
     return WebSettings(
         mode="live", archive=tmp / "archive", search_log=tmp / "search.jsonl", fetch=fetch
@@ -78,3 +80,49 @@ def test_rate_limited_documents_are_fetched_again_by_the_next_run(tmp_path):
 def test_rate_limited_is_a_document_and_a_fetch_status():
     assert "rate_limited" in DOCUMENT_STATUSES
     assert set(STATUSES) <= set(DOCUMENT_STATUSES)
+
+
+def test_binary_oversized_and_disguised_loopback_documents_settle_live_and_replayed(
+    tmp_path, no_network
+):
+    with fault_server() as server:
+        port = server.server_address[1]
+        base = f"http://news.example:{port}"
+        links = [f"{base}/png-as-html", f"{base}/endless", f"http://0177.0.0.2:{port}/article"]
+        article = make_article(
+            external_links=[ExternalLink(url, "") for url in [*links, f"{base}/article"]]
+        )
+        articles = tmp_path / "articles.parquet"
+        pq.write_table(pa.Table.from_pylist([article.to_row()], schema=ARTICLE_SCHEMA), articles)
+        live = _settings(tmp_path, max_bytes=200_000)
+        stats = run_web(live, articles=articles, out=tmp_path / "live")
+        paths = [p for p, _ in server.requests]
+    expected = {
+        "png-as-html": "binary",
+        "endless": "too_large",
+        "article": "ok",
+    }
+    documents = pq.read_table(tmp_path / "live" / "documents.parquet").to_pylist()
+    by_url = {d["url"]: d for d in documents}
+    assert by_url[links[2]]["status"] == "blocked_address"
+    assert "resolves to 127.0.0.2" in by_url[links[2]]["reason"]
+    assert {u.rsplit("/", 1)[1]: d["status"] for u, d in by_url.items() if base in u} == expected
+    assert "PNG image" in by_url[links[0]]["reason"] and not by_url[links[0]]["text"]
+    assert stats.dropped["binary"] == 1 and paths.count("/article") == 1
+
+    replay = live.model_copy(update={"mode": "replay"})
+    live.search_log.touch()  # no search provider: no query was logged
+    with no_network():
+        run_web(replay, articles=articles, out=tmp_path / "replayed")
+        tight = replay.model_copy(
+            update={"fetch": live.fetch.model_copy(update={"max_bytes": 500})}
+        )
+        run_web(tight, articles=articles, out=tmp_path / "tight")
+    replayed = pq.read_table(tmp_path / "replayed" / "documents.parquet").to_pylist()
+    assert [(d["url"], d["status"], d["text"]) for d in replayed] == [
+        (d["url"], d["status"], d["text"]) for d in documents
+    ]
+    capped = {
+        d["url"]: d for d in pq.read_table(tmp_path / "tight" / "documents.parquet").to_pylist()
+    }
+    assert capped[f"{base}/article"]["status"] == "too_large"  # replay under the cap it is given

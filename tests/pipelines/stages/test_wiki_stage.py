@@ -1,4 +1,7 @@
 import json
+import os
+import subprocess
+import time
 from datetime import UTC, datetime
 
 import pyarrow.parquet as pq
@@ -7,7 +10,9 @@ import pytest
 from builders.drops import DROP_SCHEMA, Drop
 from builders.wikigen.records import ARTICLE_SCHEMA, Article
 from pipelines.errors import SourceFormatError
+from pipelines.outputs import OutputInUseError
 from pipelines.sources.wiki.dump import read_dump
+from pipelines.stage_run import stage_run
 from pipelines.stages.wiki import run_wiki
 from tests.support.snapshot import SNAPSHOT_EVENTS, SNAPSHOT_XML
 
@@ -34,7 +39,7 @@ def test_stage_writes_articles_rejections_and_stats(tmp_path, params):
     assert saved["counts"]["read"] == articles.num_rows + rejected.num_rows
     reasons = rejected.column("reason").to_pylist()
     assert saved["dropped"] == {r: reasons.count(r) for r in set(reasons)}
-    assert not [p for p in out.iterdir() if p.name.startswith(".tmp")]
+    assert [p.name for p in tmp_path.iterdir()] == ["wiki"]  # no scratch folder left
 
 
 def test_records_round_trip_through_parquet(tmp_path, params):
@@ -78,12 +83,26 @@ def test_failed_run_keeps_previous_outputs_and_leaves_no_partial_files(tmp_path,
 
 def test_scratch_left_by_a_killed_run_is_cleared(tmp_path, params):
     out = tmp_path / "wiki"
-    stale = out / ".tmp-999999"
-    stale.mkdir(parents=True)
-    (stale / "articles.parquet").write_bytes(b"half written")
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    stale = [tmp_path / f".wiki.tmp-{dead.pid}-{time.time_ns()}", out / f".tmp-{dead.pid}"]
+    for folder in stale:  # beside the output; inside it, as earlier versions left them
+        folder.mkdir(parents=True)
+        (folder / "articles.parquet").write_bytes(b"half written")
     run_wiki(params.wiki, out=out)
-    assert not stale.exists()
+    assert not any(folder.exists() for folder in stale)
     assert pq.read_table(out / "articles.parquet").num_rows > 0
+    assert [p.name for p in tmp_path.iterdir()] == ["wiki"]
+
+
+def test_a_second_run_on_the_same_output_fails_before_reading_anything(tmp_path, params):
+    out = tmp_path / "wiki"
+    with stage_run("wiki", out) as first:
+        with pytest.raises(OutputInUseError, match=f"in use by pid {os.getpid()}") as raised:
+            run_wiki(params.wiki, out=out)
+        assert first.scratch.name in str(raised.value) and first.scratch.is_dir()
+        assert not out.exists()
+    assert [p.name for p in tmp_path.iterdir()] == ["wiki"]
 
 
 LOG = """<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.11/">

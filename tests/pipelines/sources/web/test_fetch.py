@@ -9,7 +9,7 @@ import pytest
 from warcio.archiveiterator import ArchiveIterator
 
 from pipelines.retry import retry_after_s
-from pipelines.sources.web.address_guard import AddressPolicy
+from pipelines.sources.web.address_guard import AddressPolicy, ipv4_literal
 from pipelines.sources.web.fetch import STATUSES, Fetcher
 from pipelines.sources.web.replay import ReplayFetcher, load_index
 from pipelines.sources.web.settings import FetchSettings
@@ -63,6 +63,9 @@ FAULTS = {
     "/to-private": ("blocked_address", None),
     "/private/page": ("robots", None),
     "/report.pdf": ("not_html", 200),
+    "/png-as-html": ("binary", 200),
+    "/pdf-as-html": ("binary", 200),
+    "/utf16-page": ("ok", 200),
     "/latin1": ("ok", 200),
 }
 
@@ -125,12 +128,71 @@ def test_text_is_decoded_despite_a_broken_charset(fault_matrix):
     assert "A fine page." in results["/gzipped"].text
 
 
+def test_a_binary_body_is_refused_before_decoding_whatever_its_type_says(fault_matrix):
+    results, _, _, _ = fault_matrix
+    image, pdf = results["/png-as-html"], results["/pdf-as-html"]
+    assert "PNG image" in image.reason and "text/html" in image.reason
+    assert image.url in image.reason and image.text == "" and "\ufffd" not in image.reason
+    assert "PDF document" in pdf.reason and pdf.text == ""
+    assert "river rose through the night" in results["/utf16-page"].text  # NUL bytes, but text
+
+
 def test_loopback_is_refused_unless_allowed():
     with fault_server() as server:
         url = f"http://127.0.0.1:{server.server_address[1]}/ok"
         results, _ = _run([url], _settings(allow_addresses=[], resolve={}))
     assert results[0].status == "blocked_address"
     assert server.requests == []
+
+
+LOOPBACK_FORMS = ["0177.0.0.1", "127.0.0.01", "127.1", "0x7f.1", "2130706433", "0x7f000001"]
+
+
+def test_other_spellings_of_loopback_are_blocked_without_a_connection():
+    with fault_server() as server:
+        port = server.server_address[1]
+        urls = [f"http://{host}:{port}/ok" for host in LOOPBACK_FORMS]
+        results, _ = _run(urls, _settings(allow_addresses=[], resolve={}))
+    assert server.requests == []
+    for host, result in zip(LOOPBACK_FORMS, results, strict=True):
+        assert result.status == "blocked_address", (host, result)
+        assert f"{host} resolves to 127.0.0.1, which is not a global address" in result.reason
+
+
+def test_an_allowed_address_in_another_spelling_is_fetched_at_its_dotted_quad():
+    with fault_server() as server, fault_server("127.0.0.2") as private:
+        port = server.server_address[1]
+        server.private_url = f"http://0x7f.0.0.2:{private.server_address[1]}/secret"
+        urls = [f"http://0177.0.0.1:{port}/ok", f"http://127.1:{port}/to-private"]
+        (octal, redirected), _ = _run(urls, _settings(resolve={}))
+    assert (octal.status, octal.final_url) == ("ok", f"http://127.0.0.1:{port}/ok")
+    assert redirected.status == "blocked_address", redirected
+    assert "0x7f.0.0.2 resolves to 127.0.0.2" in redirected.reason
+    assert private.requests == []
+
+
+@pytest.mark.parametrize(
+    ("host", "address"),
+    [
+        ("0177.0.0.1", "127.0.0.1"),
+        ("127.0.0.01", "127.0.0.1"),
+        ("127.1", "127.0.0.1"),
+        ("0x7f.1", "127.0.0.1"),
+        ("2130706433", "127.0.0.1"),
+        ("10.0x10.1", "10.16.0.1"),
+        ("169.254.169.254.", "169.254.169.254"),
+        ("0x", "0.0.0.0"),
+        ("08.1.1.1", None),  # 8 is no octal digit
+        ("256.1.1.1", None),
+        ("1.2.65536", None),
+        ("1.2.3.4.5", None),
+        ("news.example", None),
+        ("::1", None),
+    ],
+)
+def test_ipv4_literals_are_read_as_browsers_read_them(host, address):
+    found = ipv4_literal(host)
+    assert (str(found) if found else None) == address
 
 
 def test_archive_keeps_every_exchange_and_outcome(tmp_path):
@@ -343,13 +405,19 @@ def test_malformed_urls_and_locations_are_errors_naming_them(tmp_path):
     archive = WarcArchive(tmp_path / "raw")
     with fault_server() as server:
         base = f"http://news.example:{server.server_address[1]}"
-        urls = ["http://[bad/", "http://news.example:99999/", base + "/bad-location"]
+        urls = [
+            "http://[bad/",
+            "http://news.example:99999/",
+            base + "/bad-location",
+            "http://256.1.1.1/page",  # no address: an error, not a robots.txt refusal
+        ]
         results, _ = _run(urls, archive=archive)
     archive.close()
-    assert [r.status for r in results] == ["error"] * 3
+    assert [r.status for r in results] == ["error"] * 4
     assert "http://[bad/" in results[0].reason
     assert "news.example:99999" in results[1].reason
     assert "http://[bad/" in results[2].reason and results[2].http_status is None
+    assert "Invalid IPv4 address: '256.1.1.1'" in results[3].reason
     assert set(load_index(tmp_path / "raw")) == set(urls)
 
 
