@@ -136,6 +136,7 @@ def test_a_key_google_echoes_in_errors_reaches_no_file_log_or_console(
     one_event = tmp_path / "articles.parquet"  # the event whose query Google is asked
     pq.write_table(articles.filter(pc.equal(articles["title"], asked)), one_event)
     caplog.set_level(logging.DEBUG)
+    caplog.set_level(logging.DEBUG, logger="pipelines")  # the CLI may have set it to INFO
 
     def web(statuses: list[int]) -> Any:
         """The web stage while Google answers ``statuses`` first: its stats or its error."""
