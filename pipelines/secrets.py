@@ -138,9 +138,11 @@ def redact_error(exc: BaseException) -> str:
 def redact_record(record: logging.LogRecord, extra: Iterable[str] = ()) -> None:
     """Rewrite a log record's message, traceback and stack text with secrets redacted (its
     arguments are merged into the message only when something was redacted)."""
-    message = record.getMessage()
-    clean = redact(message, extra)
-    if clean != message:
+    try:
+        message = record.getMessage()
+    except Exception:  # a malformed call (wrong arguments): its handler reports it, as usual
+        message = None
+    if message is not None and (clean := redact(message, extra)) != message:
         record.msg, record.args = clean, None
     if record.exc_info and record.exc_info[1] is not None:
         formatted = logging.Formatter().formatException(record.exc_info)

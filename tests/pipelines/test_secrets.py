@@ -171,6 +171,12 @@ def test_every_log_record_is_redacted_once_installed(
     assert caplog.records[2].args == (3,)  # a clean record keeps its arguments
 
 
+def test_a_malformed_log_call_is_left_to_its_handler_to_report(redacting_logs: None) -> None:
+    make = logging.getLogRecordFactory()
+    record = make("pipelines.test", logging.WARNING, __file__, 1, "%d items", ("three",), None)
+    assert (record.msg, record.args) == ("%d items", ("three",))  # made, not raised
+
+
 def test_a_filter_redacts_values_held_outside_the_environment(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
