@@ -78,3 +78,29 @@ def test_rate_limited_documents_are_fetched_again_by_the_next_run(tmp_path):
 def test_rate_limited_is_a_document_and_a_fetch_status():
     assert "rate_limited" in DOCUMENT_STATUSES
     assert set(STATUSES) <= set(DOCUMENT_STATUSES)
+
+
+def test_an_event_without_candidates_is_counted_and_the_other_keeps_its_documents(tmp_path):
+    from pipelines.stages.web import summary
+
+    with fault_server() as server:
+        base = f"http://news.example:{server.server_address[1]}"
+        linked = make_article(external_links=[ExternalLink(f"{base}/article", "Answers at once")])
+        bare = make_article(page_id=2, title="2026 Unlinked floods", url="https://wiki.example/u")
+        settings = _settings(tmp_path)
+        outs = {}
+        for name, events in (("alone", [linked]), ("beside", [linked, bare])):
+            articles = tmp_path / f"{name}.parquet"
+            rows = [a.to_row() for a in events]
+            pq.write_table(pa.Table.from_pylist(rows, schema=ARTICLE_SCHEMA), articles)
+            outs[name] = run_web(settings, articles=articles, out=tmp_path / name)
+
+    alone, beside = _documents(tmp_path / "alone"), _documents(tmp_path / "beside")
+    assert beside.keys() == alone.keys() == {"article"}
+    assert beside["article"]["status"] == "ok" and beside["article"]["text"]
+    assert beside["article"]["text"] == alone["article"]["text"]
+    assert outs["beside"].counts["events"] == 2
+    assert outs["beside"].counts["events_without_documents"] == 1
+    assert "events_without_documents" not in outs["alone"].counts
+    line = summary(outs["beside"], tmp_path / "beside")
+    assert "for 2 events (1 without a usable document), 1 ok" in line
