@@ -37,6 +37,27 @@ class MissingInputError(BenchsmithError):
         self.path = path
 
 
+class EmptyInputError(MissingInputError):
+    """An input exists but holds nothing to work on: the stage that writes it ran and kept
+    nothing, so running it again as it is gives the same.
+
+    ``why`` says what that run reported and where to look; whoever knows the stage table names
+    the stage (:meth:`named`).
+    """
+
+    def __init__(
+        self, message: str, path: Path, why: str = "", producer: str = "the stage that writes it"
+    ):
+        super().__init__(f"{message}: {producer} ran but produced none{why}", path)
+        self.message = message
+        self.input = path
+        self.why = why
+
+    def named(self, stage: str) -> EmptyInputError:
+        """The same error naming the stage that writes the input."""
+        return EmptyInputError(self.message, self.input, self.why, f"the {stage} stage")
+
+
 class SourceFormatError(BenchsmithError):
     """A source file (XML export, log dump) cannot be parsed."""
 

@@ -2,7 +2,8 @@
 
 A missing input is reported from the table: the file, what it is, the stage that writes it and
 the command to run. The same hint is added to a :class:`MissingInputError` a stage raises about
-a path some stage of the table writes.
+a path some stage of the table writes; an :class:`EmptyInputError` (the input is there, its stage
+ran and produced nothing) gets the stage's name only.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Any
 
 from pipelines.dag.spec import DATA, Stage
 from pipelines.dag.table import SHARED, STAGES, stage_of
-from pipelines.errors import MissingInputError
+from pipelines.errors import EmptyInputError, MissingInputError
 from pipelines.stats import StageStats
 
 
@@ -37,10 +38,13 @@ def hint(stage: str) -> str:
 
 
 def with_hint(exc: MissingInputError) -> MissingInputError:
-    """``exc`` with the stage that writes its path named, when the table knows one."""
+    """``exc`` with the stage that writes its path named, when the table knows one; an empty
+    input names the stage without asking to run it (it ran)."""
     producer = stage_of(exc.path) if exc.path is not None else None
     if producer is None or "dvc repro" in str(exc):
         return exc
+    if isinstance(exc, EmptyInputError):
+        return exc.named(producer)
     return MissingInputError(f"{exc}; the {producer} stage writes it: {hint(producer)}", exc.path)
 
 

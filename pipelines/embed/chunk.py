@@ -1,8 +1,9 @@
 """Split documents into chunks of words or tokens, with character and word offsets.
 
-A document shorter than one chunk yields one chunk; an empty or whitespace-only text yields none
-(the stage records it). Windows start every ``size - overlap`` units; the last window ends at the
-document's end, so no text is lost and no chunk is empty.
+A document shorter than one chunk yields one chunk; an empty or whitespace-only text, or one the
+tokenizer finds no token in (zero-width characters only), yields none (the stage records it).
+Windows start every ``size - overlap`` units; the last window ends at the document's end, so no
+text is lost and no chunk is empty.
 """
 
 from __future__ import annotations
@@ -92,7 +93,8 @@ def token_offsets(tokenizer: str | None) -> Offsets:
 def chunk_document(
     doc: dict[str, Any], settings: ChunkSettings, offsets: Offsets | None
 ) -> tuple[list[Chunk], str]:
-    """The chunks of one document, or none and the reason it has none."""
+    """The chunks of one document, or none and the reason it has none (``empty``,
+    ``whitespace_only``, ``no_tokens``)."""
     text = doc["text"] or ""
     if not text.strip():
         return [], "empty" if not text else "whitespace_only"
@@ -113,7 +115,7 @@ def chunk_document(
                 text=text[span.char_start : span.char_end],
             )
         )
-    return chunks, ""
+    return chunks, "" if chunks else "no_tokens"
 
 
 def chunk_stream(

@@ -25,6 +25,7 @@ from pipelines.retrieval.rankers import Ranker, top
 
 _UNIT = {"en": "words", "zh": "characters"}
 _HEADER = re.compile(r"(?:^|\n\n)### Passage \d+\n")
+EMPTY_CONTEXT = "empty_context: the record has no context to answer from"
 
 
 def chunks(context: str, size: int) -> list[tuple[int, int]]:
@@ -68,13 +69,13 @@ def answer_all(
     s: LVEvalBaselines,
     tokenizer: Any,
 ) -> Iterable[dict[str, Any]]:
-    """Answer and score every record; rows of the answers table."""
+    """Answer and score every record; rows of the answers table. A record with an empty
+    context is not asked: its row fails with reason ``empty_context``."""
 
     def count(text: str) -> int:
         return len(tokenizer(text, add_special_tokens=False, verbose=False)["input_ids"])
 
-    asks = []
-    for record in records:
+    def ask(record: EvalRecord) -> Ask[TextAnswer]:
         instruction = ""
         if s.length_instruction:
             instruction = length_instruction(
@@ -86,12 +87,16 @@ def answer_all(
             "context": middle_truncate(record.context, s.context_tokens, tokenizer),
             "length_instruction": instruction,
         }
-        asks.append(Ask("lveval/answer", variables, TextAnswer))
-    outcomes = client.ask_many(asks, "lveval: answers", len(asks))
-    for record, outcome in zip(records, outcomes, strict=True):
+        return Ask("lveval/answer", variables, TextAnswer)
+
+    asked = [r for r in records if r.context.strip()]
+    outcomes = iter(client.ask_many(map(ask, asked), "lveval: answers", len(asked)))
+    for record in records:
         row = record.key()
-        if not outcome.ok:
-            yield {**row, "prediction": "", "status": "failed", "reason": outcome.error,
+        outcome = next(outcomes) if record.context.strip() else None
+        if outcome is None or not outcome.ok:
+            reason = outcome.error if outcome else EMPTY_CONTEXT
+            yield {**row, "prediction": "", "status": "failed", "reason": reason,
                    "score": None, "gate_passed": None, "output_words": None}  # fmt: skip
             continue
         prediction = outcome.value.text

@@ -8,6 +8,7 @@ and, when a model answers, answered and scored with AK (:mod:`pipelines.evaluati
 from __future__ import annotations
 
 import csv
+import json
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -20,7 +21,7 @@ import pyarrow.parquet as pq
 
 from builders.lveval.records import VARIANTS, EvalRecord
 from pipelines.embed.models import display_name
-from pipelines.errors import MissingInputError
+from pipelines.errors import EmptyInputError, MissingInputError
 from pipelines.evaluation.lveval import answer_all, by_level, evidence_recall
 from pipelines.evaluation.lveval_baselines_settings import LVEvalBaselines
 from pipelines.llm import LLMClient
@@ -60,8 +61,9 @@ ANSWER_SCHEMA = pa.schema(
 
 @dataclass
 class Scored:
-    """What scoring every record keeps for the metrics: recall rows (with ``recall``), answer
-    rows (without the prediction) and each level's length in words."""
+    """What scoring every record keeps for the metrics: recall rows (with ``recall``, None for
+    a record without evidence), answer rows (without the prediction) and each level's length
+    in words."""
 
     recall_rows: list[dict[str, Any]] = field(default_factory=list)
     answer_rows: list[dict[str, Any]] = field(default_factory=list)
@@ -80,11 +82,31 @@ class Scored:
 
 
 def record_files(records: Path) -> list[Path]:
-    """The record files of the lveval stage's ``records`` folder, in name order."""
+    """The record files of the lveval stage's ``records`` folder, in name order. A folder that
+    is there but empty means the stage ran and kept no item: the error says what its
+    ``stats.json`` reported and where the reasons are."""
     files = sorted(records.glob("*.parquet"))
-    if not files:
-        raise MissingInputError(f"no records in {records} (the LV-Eval records)", records)
-    return files
+    if files:
+        return files
+    what = f"no records in {records} (the LV-Eval records)"
+    if not records.is_dir():
+        raise MissingInputError(what, records)
+    raise EmptyInputError(what, records, _why_empty(records.parent))
+
+
+def _why_empty(folder: Path) -> str:
+    """What the lveval run in ``folder`` reported of its items, and where each drop's reason is."""
+    try:
+        stats = json.loads((folder / "stats.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return f"; its drops.parquet in {folder} gives every item left out with its reason"
+    dropped = stats.get("dropped") or {}
+    reasons = ", ".join(f"{k} {v}" for k, v in dropped.items()) or "none dropped"
+    return (
+        f" ({stats.get('counts', {}).get('qa_items', 0)} QA items kept; {reasons}); "
+        f"{folder / 'drops.parquet'} gives every item left out with its step and reason, and "
+        "the stage's settings (lveval.events, lveval.hub_sources) say which items it asks for"
+    )
 
 
 def score_records(
@@ -109,11 +131,14 @@ def score_records(
             for record in progress_iter(rows, f"lveval baselines: {path.stem}"):
                 scored.sizes[record.level] = record.level_words
                 stats.update("records")
+                if not record.context.strip():
+                    stats.update("records_empty_context")
                 for name, rank in ranks.items():
                     found, total = evidence_recall(record, rank, s.top_k, s.chunk_words)
                     row = record.key() | {"retriever": name, "found": found, "evidence": total}
                     retrieval_out.write(row)
-                    scored.recall_rows.append(row | {"recall": found / max(total, 1)})
+                    recall = found / total if total else None  # nothing to find: no recall
+                    scored.recall_rows.append(row | {"recall": recall})
             if client is not None:
                 for row in answer_all(client, rows, s, tokenizer):
                     answers_out.write(row)
@@ -152,7 +177,7 @@ def write_plots(folder: Path, scored: Scored) -> None:
     write_plot(folder / "ak_by_level.csv", scored.ak_by_level(), scored.sizes)
     recall = scored.recall_by_level()
     clean = {
-        level: {name: recall[name][level].get("clean", "") for name in recall}
+        level: {name: recall[name].get(level, {}).get("clean", "") for name in recall}
         for level in scored.sizes
     }
     write_plot(folder / "recall_by_level.csv", clean, scored.sizes, list(recall))

@@ -131,27 +131,48 @@ def summarize_ask(context: Context) -> Ask[TextAnswer]:
     return Ask("summhay/summarize", variables, TextAnswer, _has_bullets)
 
 
+NO_DOCUMENTS = "no_documents: the haystack has no documents to summarize"
+NO_INSIGHTS = "no_insights: the subtopic has no insights to cover"
+
+
+def unscorable(context: Context) -> str:
+    """Why ``context`` cannot be summarized and scored (its haystack has no documents, or its
+    subtopic no insights); empty when it can."""
+    if not context.haystack.documents:
+        return NO_DOCUMENTS
+    if not context.insights:
+        return NO_INSIGHTS
+    return ""
+
+
 def evaluate(
     client: LLMClient, batch: Sequence[Context], mode: MetricMode = "paper"
 ) -> list[dict[str, Any]]:
-    """Summarize each context, judge each insight, and score; one row per context."""
-    summaries = list(
-        client.ask_many((summarize_ask(c) for c in batch), "baselines: summarizing", len(batch))
+    """Summarize each context, judge each insight, and score; one row per context. A context
+    with nothing to summarize or score (:func:`unscorable`) is not asked: its row fails with
+    the reason."""
+    asked = [c for c in batch if not unscorable(c)]
+    outcomes = iter(
+        client.ask_many((summarize_ask(c) for c in asked), "baselines: summarizing", len(asked))
     )
     judged: list[tuple[Context, Any, list[Any]]] = []
     asks = []
-    for c, summary in zip(batch, summaries, strict=True):
-        bullets = parse_summary(summary.value.text) if summary.ok else []
+    for c in batch:
+        summary = None if unscorable(c) else next(outcomes)
+        ok = summary is not None and summary.ok
+        bullets = parse_summary(summary.value.text) if ok else []
         insights = [i for i in c.haystack.insights if i.subtopic_id == c.subtopic.subtopic_id]
         judged.append((c, summary, bullets))
-        asks += [judge_ask(bullets, i.text) for i in insights if summary.ok]
+        asks += [judge_ask(bullets, i.text) for i in insights if ok]
     verdicts = iter(client.ask_many(asks, "baselines: judging", len(asks)))
     rows = []
     for c, summary, bullets in judged:
-        base = c.row() | {"summary": summary.value.text if summary.ok else ""}
-        if not summary.ok:
-            rows.append(base | {"status": "failed", "reason": summary.error, "verdicts": []})
+        if summary is None or not summary.ok:
+            reason = summary.error if summary else unscorable(c)
+            failed = {"summary": "", "status": "failed", "reason": reason, "verdicts": []}
+            rows.append(c.row() | failed)
             continue
+        base = c.row() | {"summary": summary.value.text}
         insights = [i for i in c.haystack.insights if i.subtopic_id == c.subtopic.subtopic_id]
         found, problems = [], {}
         for insight in insights:

@@ -63,7 +63,8 @@ def score_haystacks(
     stats: StageStats,
 ) -> Scored:
     """Every retriever's context of every subtopic and, with a ``client``, its summary and
-    scores; write the contexts and scores tables and ``official/`` under ``folder``."""
+    scores; write the contexts and scores tables and ``official/`` under ``folder``. Haystacks
+    without documents and subtopics without insights keep their rows and are counted."""
     scored = Scored()
     (folder / OFFICIAL).mkdir()
     with (
@@ -72,6 +73,11 @@ def score_haystacks(
     ):
         for haystack in progress_iter(haystacks, "summhay baselines: haystacks"):
             stats.update("summhay_haystacks")
+            if not haystack.documents:
+                stats.update("summhay_haystacks_without_documents")
+            have = {i.subtopic_id for i in haystack.insights}
+            if bare := sum(s.subtopic_id not in have for s in haystack.subtopics):
+                stats.update("summhay_subtopics_without_insights", bare)
             counts = counter.count([d.text for d in haystack.documents])
             batch = list(contexts(haystack, retrievers, counts, settings.context_tokens))
             for context in batch:

@@ -54,12 +54,16 @@ def rerank_entries(
     path: Path,
     stats: StageStats,
 ) -> Reranked:
-    """Every entry's title context per reranker; the compared ones' rows go to ``path``."""
+    """Every entry's title context per reranker; the compared ones' rows go to ``path``. An
+    entry without chunks keeps its rows (an empty context, recall 0) and is counted as
+    ``entries_without_chunks``."""
     reranked = Reranked(recall={name: [] for name in s.retrievers})
     with TableWriter(path, RETRIEVAL_SCHEMA) as retrieval_out:
         for entry in progress_iter(entries, "wikigen baselines: reranking"):
             stats.update("entries")
             stats.update("chunks", len(entry.chunks))
+            if not entry.chunks:
+                stats.update("entries_without_chunks")
             for name, rank in ranks.items():
                 shown = context(entry, entry.title, rank, s.top_k, s.context_tokens)
                 reranked.titles[(entry.event_id, name)] = shown

@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 
 from builders.contamination import report_markdown
-from pipelines.errors import MissingInputError
+from pipelines.errors import EmptyInputError, MissingInputError
 from pipelines.progress import progress_iter
 from pipelines.publish import charts
 from pipelines.publish.card import CardInputs, baseline_json, eval_yaml, license_text, render_card
@@ -98,10 +98,7 @@ def export_configs(
             continue
         sources = config_sources(config, data)
         if not sources and not config.optional:
-            raise MissingInputError(
-                f"missing {data / config.source} (no files for config {config.name!r})",
-                data / config.source,
-            )
+            raise _no_sources(config.source, config.name, data)
         for name, source, value in progress_iter(sources, f"{spec.name}: {config.name}"):
             exported.append(
                 export_config(
@@ -118,6 +115,17 @@ def export_configs(
                 )
             )
     return exported
+
+
+def _no_sources(source: str, config: str, data: Path) -> MissingInputError:
+    """The error for a config that found nothing: its files are missing, or their folder is
+    there but holds no file or no row (the stage that writes them ran and produced none)."""
+    path = data / source
+    if "*" not in source or not path.parent.is_dir():
+        return MissingInputError(f"missing {path} (no files for config {config!r})", path)
+    stats = data / Path(source).parts[0] / "stats.json"
+    why = f"; its {stats} says what it kept and left out" if stats.is_file() else ""
+    return EmptyInputError(f"no rows for config {config!r} in {path}", path, why)
 
 
 def write_charts(

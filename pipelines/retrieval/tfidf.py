@@ -28,4 +28,4 @@ def tfidf_scores(query: str, texts: Sequence[str]) -> list[float]:
         return {t: w / norm for t, w in weights.items()}
 
     q = vector(counts[0])
-    return [sum(w * q.get(t, 0.0) for t, w in vector(c).items()) for c in counts[1:]]
+    return [sum((w * q.get(t, 0.0) for t, w in vector(c).items()), 0.0) for c in counts[1:]]

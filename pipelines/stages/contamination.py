@@ -65,7 +65,9 @@ def summary(stats: StageStats, out: Path) -> str:
     """One line for the CLI."""
     h = stats.headline
     probed = ", ".join(f"{n} {DATASET_NAMES.get(k, k)}" for k, n in h["probed"].items())
+    failed = sum(stats.dropped.values())
+    note = f", {failed} failed or not asked" if failed else ""
     return (
-        f"contamination: {h['model']} asked closed-book ({probed or 'nothing'}); "
+        f"contamination: {h['model']} asked closed-book ({probed or 'nothing'}{note}); "
         f"{h['flagged']} flagged -> {out}/"
     )

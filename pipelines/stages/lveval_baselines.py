@@ -56,7 +56,9 @@ def run_lveval_baselines(
 
 def summary(stats: StageStats, out: Path) -> str:
     """One line for the CLI."""
+    empty = stats.counts.get("records_empty_context", 0)
+    note = f" ({empty} with an empty context, not scored)" if empty else ""
     return (
-        f"lveval baselines: {stats.counts['records']} records; mean AK "
+        f"lveval baselines: {stats.counts['records']} records{note}; mean AK "
         f"{stats.headline.get('ak_mean', 'n/a')} -> {out}/"
     )

@@ -57,8 +57,18 @@ def run_summhay_baselines(
 
 def summary(stats: StageStats, out: Path) -> str:
     """One line for the CLI."""
+    c = stats.counts
     bounds = ", ".join(f"{k} {v:.0f}" for k, v in stats.headline["coverage_bound"].items())
+    bare = [
+        f"{c[key]} {what}"
+        for key, what in (
+            ("summhay_haystacks_without_documents", "haystacks without documents"),
+            ("summhay_subtopics_without_insights", "subtopics without insights"),
+        )
+        if c.get(key)
+    ]
+    note = f" ({', '.join(bare)})" if bare else ""
     return (
-        f"summhay baselines: {stats.counts['summhay_contexts']} SummHay contexts; coverage bound "
+        f"summhay baselines: {c['summhay_contexts']} SummHay contexts{note}; coverage bound "
         f"by retriever: {bounds} -> {out}/"
     )

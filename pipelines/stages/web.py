@@ -2,7 +2,8 @@
 
 Human-editor links (citations and External links) and search results become candidates; each
 unique URL is fetched once (live, appending to the WARC archive, or replayed from it) and its
-HTML extracted to text. Every candidate ends with one status and a reason.
+HTML extracted to text. Every candidate ends with one status and a reason; events left without
+a usable document (no candidate, or none fetched) are counted as ``events_without_documents``.
 
 Live runs resume: URLs whose outcome is already archived, and queries already in the search log,
 are not asked again; only URLs archived as ``rate_limited`` are fetched again.
@@ -13,7 +14,8 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-from builders.wikigen.records import DOCUMENT_SCHEMA
+from builders.wikigen.entries import event_id
+from builders.wikigen.records import DOCUMENT_SCHEMA, Article, WebDocument
 from pipelines.errors import MissingInputError
 from pipelines.outputs import TableWriter
 from pipelines.sources.web.collect import collect_documents
@@ -48,14 +50,24 @@ def run_web(settings: WebSettings, *, articles: Path, out: Path) -> StageStats:
         for doc in settled:
             if doc.status != "ok":
                 run.stats.drop(doc.status)
+        if bare := _events_without_documents(events, settled):
+            run.stats.update("events_without_documents", bare)
         run.extra["mode"] = settings.mode
     return run.stats
+
+
+def _events_without_documents(events: list[Article], settled: list[WebDocument]) -> int:
+    """Events left without a usable document: no candidate at all, or none fetched ``ok``."""
+    usable = {d.event_id for d in settled if d.status == "ok"}
+    return sum(event_id(a) not in usable for a in events)
 
 
 def summary(stats: StageStats, out: Path) -> str:
     """One line for the CLI."""
     ok = sum(v for k, v in stats.counts.items() if k.endswith("_ok"))
+    bare = stats.counts.get("events_without_documents", 0)
+    note = f" ({bare} without a usable document)" if bare else ""
     return (
         f"web: {stats.counts['candidates']} candidate documents for {stats.counts['events']} "
-        f"events, {ok} ok, {sum(stats.dropped.values())} dropped -> {out}/"
+        f"events{note}, {ok} ok, {sum(stats.dropped.values())} dropped -> {out}/"
     )

@@ -51,6 +51,7 @@ def run_wiki(settings: WikiSettings, *, out: Path) -> StageStats:
                 if rejection is None:
                     kept.write(article.to_row())
                     stats.update("selected")
+                    stats.update("words_kept", article.word_count)
                 else:
                     rejected.write(rejection.to_row())
                     stats.update("rejected")

@@ -53,7 +53,9 @@ def run_wikigen(
 def summary(stats: StageStats, out: Path) -> str:
     """One line for the CLI."""
     c = stats.counts
+    bare = c.get("entries_without_documents", 0)
+    note = f" ({bare} entries without any)" if bare else ""
     return (
         f"wikigen: {c['entries']} entries ({c['split_train']} train, {c['split_test']} test), "
-        f"{c['documents']} documents -> {out}/"
+        f"{c['documents']} documents{note} -> {out}/"
     )

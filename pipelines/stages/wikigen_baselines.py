@@ -63,7 +63,9 @@ def run_wikigen_baselines(
 def summary(stats: StageStats, out: Path) -> str:
     """One line for the CLI."""
     recall = ", ".join(f"{k} {v:.0f}" for k, v in stats.headline["reference_recall"].items())
+    bare = stats.counts.get("entries_without_chunks", 0)
+    note = f" ({bare} without chunks)" if bare else ""
     return (
-        f"wikigen baselines: {stats.counts['entries']} entries; reference recall by reranker: "
-        f"{recall}; {stats.counts.get('articles_ok', 0)} articles written -> {out}/"
+        f"wikigen baselines: {stats.counts['entries']} entries{note}; reference recall by "
+        f"reranker: {recall}; {stats.counts.get('articles_ok', 0)} articles written -> {out}/"
     )

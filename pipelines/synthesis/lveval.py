@@ -15,7 +15,7 @@ from builders.lveval.contexts import HEADER_WORDS, Corpus
 from builders.lveval.passages import entry_passages
 from builders.lveval.pools import Pools
 from builders.lveval.qa import to_item
-from builders.lveval.records import QAItem, Rule, drop
+from builders.lveval.records import Passage, QAItem, Rule, drop
 from builders.lveval.settings import LVEvalSettings
 from builders.lveval.text import length
 from pipelines.llm import Ask, Limits, LLMClient
@@ -41,16 +41,19 @@ def event_name(entry: Mapping[str, Any]) -> str:
 def event_questions(
     client: LLMClient, entries: Sequence[Mapping[str, Any]], settings: LVEvalSettings, out: Built
 ) -> None:
-    """Ask for questions about every event and keep the drafts that check out."""
+    """Ask for questions about every event and keep the drafts that check out. An event with
+    no passage is dropped without asking, and one whose answer holds no question is dropped."""
     s = settings.events
-    asks, shown = [], []
+    asks, shown, asked = [], [], []
     for entry in entries:
-        passages, words = [], 0
-        for passage in entry_passages(entry, settings.passage_words):
-            if words and words + length(passage.text) > s.max_prompt_words:
-                break
-            passages.append(passage)
-            words += length(passage.text)
+        passages = _prompt_passages(entry, settings)
+        if not passages:
+            detail = "the event has no lead, section or document of 20 words or more"
+            out.drops.append(
+                drop(s.dataset, entry["event_id"], "questions", "no_passages", detail, kind="event")
+            )
+            continue
+        asked.append(entry)
         shown.append({p.passage_id: p for p in passages})
         variables = {
             "event_id": entry["event_id"],
@@ -69,7 +72,7 @@ def event_questions(
             Ask("lveval/questions", variables, QuestionsAnswer, known_passages(shown[-1]), limits)
         )
     outcomes = client.ask_many(asks, "lveval: questions", len(asks))
-    for entry, passages, outcome in zip(entries, shown, outcomes, strict=True):
+    for entry, passages, outcome in zip(asked, shown, outcomes, strict=True):
         event = entry["event_id"]
         if not outcome.ok:
             out.drops.append(
@@ -78,12 +81,30 @@ def event_questions(
                 )
             )
             continue
+        if not outcome.value.questions:
+            detail = "the answer holds no question"
+            out.drops.append(
+                drop(s.dataset, event, "questions", "no_questions", detail, kind="event")
+            )
         for draft in outcome.value.questions:
             result = to_item(draft, passages, dataset=s.dataset, source=event)
             if isinstance(result, QAItem):
                 out.items.append(result)
             else:
                 out.drops.append(drop(s.dataset, event, "qa_check", *result, kind="event"))
+
+
+def _prompt_passages(entry: Mapping[str, Any], settings: LVEvalSettings) -> list[Passage]:
+    """The event's passages shown in its questions prompt: in order, while they fit
+    ``events.max_prompt_words`` (the first always)."""
+    passages: list[Passage] = []
+    words = 0
+    for passage in entry_passages(entry, settings.passage_words):
+        if words and words + length(passage.text) > settings.events.max_prompt_words:
+            break
+        passages.append(passage)
+        words += length(passage.text)
+    return passages
 
 
 def _evidence_vars(item: QAItem) -> dict[str, Any]:

@@ -19,7 +19,6 @@ def count_fidelity(stats: StageStats, article: Article, extra: dict[str, object]
     stats.update("source_headings", f.source_headings)
     stats.update("headings_found", f.headings)
     stats.update("leftover_markup", f.leftover_markup)
-    stats.update("words_kept", article.word_count)
     if f.suspect:
         stats.update("suspect_pages")
         shown = extra.setdefault("suspect_pages", [])

@@ -32,3 +32,23 @@ def test_rankers_are_built_by_name_and_random_is_seeded() -> None:
     assert top([0.5, 0.9, 0.5]) == [1, 0, 2]  # ties keep input order
     with pytest.raises(ValueError, match="unknown retriever 'nope'"):
         rankers(["nope"], seed=1, dense_model=None)
+
+
+@pytest.mark.parametrize("name", ["random", "keywords", "tfidf", "bm25"])
+def test_a_ranker_over_nothing_to_rank_returns_no_hits_and_never_raises(name: str) -> None:
+    rank = rankers([name], seed=7, dense_model=None)[name]
+    assert rank("storm coast", []) == []
+    # texts without a word left (empty, stop words only) and a query without one score alike
+    for query, texts in (
+        ("storm coast", ["", "the of and"]),
+        ("", ["a storm hit"]),
+        ("the", ["x"]),
+    ):
+        scores = rank(query, texts)
+        assert len(scores) == len(texts) and all(isinstance(s, float) for s in scores)
+        if name != "random":
+            assert scores == [0.0] * len(texts)
+    # beside real texts, an empty one ranks last
+    texts = ["a storm hit the coast", "", "storm damage on the coast"]
+    if name != "random":
+        assert top(rank("storm coast", texts))[-1] == 1

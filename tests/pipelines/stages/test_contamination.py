@@ -10,6 +10,7 @@ from datetime import UTC, date
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
@@ -289,3 +290,37 @@ def test_a_missing_input_names_the_file_and_its_stage(
             llm=params.llm, ak=params.lveval_baselines,
         )  # fmt: skip
     assert not (tmp_path / "out").exists() and not (tmp_path / "data").exists()
+
+
+def test_items_without_question_answer_or_reference_fail_unasked_beside_the_rest(
+    template_run: Path, qa: Path, snapshot_entries: Path, params: Params, tmp_path: Path
+) -> None:
+    questions = pq.read_table(qa)
+    first = questions.to_pylist()[0]
+    odd = [first | {"qa_id": "x-blank", "question": " "},
+           first | {"qa_id": "x-unanswered", "answers": [], "answer_keywords": ""}]  # fmt: skip
+    pq.write_table(pa.concat_tables([questions, pa.Table.from_pylist(odd, questions.schema)]),
+                   tmp_path / "qa.parquet")  # fmt: skip
+    entries = pq.read_table(snapshot_entries)
+    bare = entries.to_pylist()[0] | {"event_id": "x:bare", "summary": "", "sections": []}
+    pq.write_table(pa.concat_tables([entries, pa.Table.from_pylist([bare], entries.schema)]),
+                   tmp_path / "entries.parquet")  # fmt: skip
+    where = Workspace(ROOT, ROOT / "params.yaml", tmp_path)
+    stats = run_stage("contamination", params, where, qa=tmp_path / "qa.parquet",
+                      entries=tmp_path / "entries.parquet", out=tmp_path / "out")  # fmt: skip
+
+    rows = pq.read_table(tmp_path / "out" / "items.parquet").to_pylist()
+    before = pq.read_table(template_run / "items.parquet").to_pylist()
+    assert [r for r in rows if not r["item_id"].startswith("x")] == before
+    reasons = {r["item_id"]: r["reason"] for r in rows if r["status"] == "failed"}
+    assert reasons.keys() == {"x-blank", "x-unanswered", "x:bare"}
+    assert reasons["x-blank"].startswith("no_question:")
+    assert reasons["x-unanswered"].startswith("unscorable:")
+    assert reasons["x:bare"].startswith("no_reference:")
+    assert not any(r["flagged"] for r in rows if r["status"] == "failed")
+    asked = json.loads((tmp_path / "out" / "stats.json").read_text())["llm"]["by_prompt"]
+    assert asked["lveval/answer"]["asks"] == questions.num_rows + 1  # the blank one unasked
+    assert asked["wikigen/rr"]["asks"] == entries.num_rows
+    assert stats.counts["lveval_failed"] == 2 and stats.counts["wikigenbench_failed"] == 1
+    line = summary(stats, tmp_path)
+    assert f"{entries.num_rows + 1} WikiGenBench, 3 failed or not asked); 0 flagged" in line

@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from builders.drops import DROP_SCHEMA, Drop
+from builders.drops import DROP_SCHEMA, DROPS, Drop
 from pipelines.embed.agreement import AgreementError
 from pipelines.embed.records import CHUNK_SCHEMA
 from pipelines.embed.settings import ChunkSettings, EmbedSettings
@@ -161,3 +161,76 @@ def test_write_table_appends_after_buffered_rows(tmp_path: Path) -> None:
         writer.write({"a": 1})
         writer.write_table(pa.table({"a": [2, 3]}))
     assert pq.read_table(tmp_path / "t.parquet").column("a").to_pylist() == [1, 2, 3]
+
+
+def _haystacks(path: Path, documents: dict[str, list[str]]) -> None:
+    """A haystacks table with just what the chunk stage reads: topic ids and document texts."""
+    rows = [
+        {
+            "topic_id": topic,
+            "documents": [{"document_id": f"D{i}", "text": t} for i, t in enumerate(texts)],
+        }
+        for topic, texts in documents.items()
+    ]
+    pq.write_table(pa.Table.from_pylist(rows), path)
+
+
+def test_documents_without_a_token_and_haystacks_without_documents_leave_the_rest_alone(
+    tmp_path: Path, passages: list[str]
+) -> None:
+    settings = ChunkSettings(corpora=["web", "summhay"], size=64, unit="tokens")
+    docs = tmp_path / "documents.parquet"
+    write_documents(docs, passages[:6])
+    good = {"t1": passages[6:8]}
+    outs = {}
+    for name, topics in (
+        ("good", good),
+        ("degenerate", {**good, "t2": [], "t3": ["\u200b\u200c"]}),
+    ):
+        _haystacks(tmp_path / f"{name}.parquet", topics)
+        outs[name] = run_chunk(
+            settings, documents=docs, haystacks=tmp_path / f"{name}.parquet", out=tmp_path / name
+        )
+    assert (tmp_path / "degenerate" / "chunks.parquet").read_bytes() == (
+        tmp_path / "good" / "chunks.parquet"
+    ).read_bytes()
+    drops = [Drop.from_row(r) for r in pq.read_table(tmp_path / "degenerate" / DROPS).to_pylist()]
+    assert [(d.group, d.item_id, d.reason) for d in drops] == [
+        ("web", "blank", "whitespace_only"),
+        ("summhay", "t3/D0", "no_tokens"),
+    ]
+    assert outs["degenerate"].dropped == {"whitespace_only": 1, "no_tokens": 1}
+    assert outs["degenerate"].counts["documents"] == outs["good"].counts["documents"] + 1
+
+
+def _vectors(folder: Path) -> tuple[list[str], np.ndarray]:
+    table = pq.read_table(folder / "vectors" / "embeddings.parquet")
+    ids = table.column("chunk_id").to_pylist()
+    return ids, np.array(table.column("vector").to_pylist(), dtype=np.float32).reshape(-1, 384)
+
+
+def test_no_chunks_give_an_empty_table_and_an_empty_text_leaves_the_others_alone(
+    tmp_path: Path, chunked: Path
+) -> None:
+    table = pq.read_table(chunked).slice(0, 6)
+    rows = table.to_pylist()
+    empty = rows[0] | {"chunk_id": "empty#0", "document_id": "empty", "text": ""}
+    inputs = {
+        "none": table.slice(0, 0),
+        "good": table,
+        "beside": pa.Table.from_pylist([*rows[:3], empty, *rows[3:]], schema=table.schema),
+    }
+    stats = {}
+    for name, chunks in inputs.items():
+        pq.write_table(chunks, tmp_path / f"{name}.parquet")
+        stats[name] = run_embed(
+            settings(tmp_path / name, dtype="float32"),
+            chunks=tmp_path / f"{name}.parquet",
+            out=tmp_path / name,
+        )
+    assert stats["none"].counts["chunks"] == 0 and _vectors(tmp_path / "none")[1].shape == (0, 384)
+    ids, beside = _vectors(tmp_path / "beside")
+    good_ids, good = _vectors(tmp_path / "good")
+    assert ids == [*good_ids[:3], "empty#0", *good_ids[3:]]
+    assert stats["beside"].counts["embedded"] == 7 and np.isfinite(beside).all()
+    assert np.allclose(np.delete(beside, 3, axis=0), good, atol=1e-3)

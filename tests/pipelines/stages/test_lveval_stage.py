@@ -364,3 +364,95 @@ def test_the_cli_writes_the_official_layout_from_records(tmp_path: Path, built: 
     assert sorted(p.name for p in (out / "clean").iterdir())[0].startswith("multifieldqa_en_mixup_")
     bad = CliRunner().invoke(app, [*args, "--name", "cmrc_mixup"])
     assert bad.exit_code != 0 and "cmrc_mixup" in bad.output
+
+
+def _with_empty_event(entries: Path, path: Path, keep: bool = True) -> Path:
+    """``entries`` (all of them, or none with ``keep`` off) and an event with no text at all."""
+    table = pq.read_table(entries)
+    rows = table.to_pylist()
+    empty = rows[0] | {
+        "event_id": "x:empty", "title": "Empty floods", "summary": "", "sections": [],
+        "outline": [], "documents": [], "infobox": [], "references": [], "word_count": 0,
+    }  # fmt: skip
+    pq.write_table(pa.Table.from_pylist([*rows, empty] if keep else [empty], table.schema), path)
+    return path
+
+
+def test_an_event_without_text_is_dropped_and_the_others_are_built_as_before(
+    tmp_path: Path, params: Params, entries: Path, built: Path
+) -> None:
+    out = tmp_path / "lveval"
+    stats = build(params, _with_empty_event(entries, tmp_path / "entries.parquet"), out)
+    assert pq.read_table(out / "qa.parquet").equals(pq.read_table(built / "qa.parquet"))
+    assert _records(out) == _records(built)
+    empty, *drops = pq.read_table(out / "drops.parquet").to_pylist()
+    assert drops == pq.read_table(built / "drops.parquet").to_pylist()
+    assert (empty["item_id"], empty["kind"], empty["step"], empty["reason"]) == (
+        "x:empty",
+        "event",
+        "questions",
+        "no_passages",
+    )
+    assert stats.dropped["questions_no_passages"] == 1
+    # not asked: the model saw as many question prompts as there are real events
+    asked = json.loads((out / "stats.json").read_text())["llm"]["by_prompt"]["lveval/questions"]
+    assert asked["asks"] == pq.read_table(entries).num_rows
+
+
+def test_baselines_say_lveval_ran_and_kept_nothing_when_it_built_no_record(
+    tmp_path: Path, params: Params, entries: Path
+) -> None:
+    data = tmp_path / "data"
+    only = _with_empty_event(entries, tmp_path / "entries.parquet", keep=False)
+    stats = build(params, only, data / "lveval")
+    assert stats.counts["qa_items"] == 0 and not list((data / "lveval" / "records").iterdir())
+    with pytest.raises(MissingInputError) as raised:
+        run_stage("lveval_baselines", params, Workspace(ROOT, ROOT / "params.yaml", data))
+    message = str(raised.value)
+    assert "dvc repro" not in message
+    assert "the lveval stage ran but produced none (0 QA items kept; questions_no_passages 1)" in (
+        message
+    )
+    assert f"{data / 'lveval' / 'drops.parquet'} gives every item left out" in message
+
+
+def test_a_record_with_an_empty_context_fails_unasked_and_the_others_score_as_before(
+    tmp_path: Path, params: Params, built: Path
+) -> None:
+    first = sorted((built / "records").glob("*.parquet"))[0]
+    table = pq.read_table(first).slice(0, 4)
+    rows = table.to_pylist()
+    empty = rows[0] | {"qa_id": "x-empty", "context": "", "evidence_positions": [],
+                       "confusing_fact_positions": []}  # fmt: skip
+    settings = params.lveval_baselines.model_copy(update={"retrievers": ["random", "bm25"]})
+    llm = params.llm.model_copy(update={"cache": tmp_path / "llm.sqlite"})
+    stats = {}
+    for name, kept in (("good", rows), ("beside", [*rows[:2], empty, *rows[2:]])):
+        (tmp_path / name).mkdir()
+        pq.write_table(
+            pa.Table.from_pylist(kept, schema=table.schema), tmp_path / name / first.name
+        )
+        stats[name] = baselines(params, settings, tmp_path / name, tmp_path / f"{name}-out", llm)
+
+    def table_of(name: str, kind: str) -> list[dict]:
+        return pq.read_table(tmp_path / f"{name}-out" / f"{kind}.parquet").to_pylist()
+
+    for kind in ("retrieval", "answers"):
+        beside = table_of("beside", kind)
+        assert [r for r in beside if r["qa_id"] != "x-empty"] == table_of("good", kind)
+    (answer,) = [r for r in table_of("beside", "answers") if r["qa_id"] == "x-empty"]
+    assert (answer["status"], answer["score"]) == ("failed", None)
+    assert answer["reason"].startswith("empty_context:")
+    nothing = [r for r in table_of("beside", "retrieval") if r["qa_id"] == "x-empty"]
+    assert [(r["found"], r["evidence"]) for r in nothing] == [(0, 0), (0, 0)]
+    good, beside = (json.loads((tmp_path / f"{n}-out" / "lveval.json").read_text())
+                    for n in ("good", "beside"))  # fmt: skip
+    assert beside["evidence_recall"] == good["evidence_recall"]  # no evidence, no recall
+    assert beside["ak_mean"] == good["ak_mean"]
+    s = stats["beside"]
+    assert s.counts["records_empty_context"] == 1 and s.dropped == {"answer_empty_context": 1}
+    llm_stats = json.loads((tmp_path / "beside-out" / "stats.json").read_text())["llm"]
+    assert llm_stats["asks"] == len(rows)
+    from pipelines.stages.lveval_baselines import summary
+
+    assert "5 records (1 with an empty context, not scored);" in summary(s, tmp_path)

@@ -58,3 +58,27 @@ def test_headline_mappings_keep_the_metrics_file_s_order() -> None:
     assert list(stats.headline["reference_recall"]) == ["bm25", "random"]
     line = STAGES["wikigen_baselines"].summary()(stats, Path("out"))
     assert "reference recall by reranker: bm25 51, random 50;" in line
+
+
+DEGENERATE = {
+    "web": ({"events_without_documents": 2}, "events (2 without a usable document),"),
+    "wikigen": ({"entries_without_documents": 1}, "documents (1 entries without any) ->"),
+    "lveval_baselines": ({"records_empty_context": 3}, "(3 with an empty context, not scored);"),
+    "wikigen_baselines": ({"entries_without_chunks": 1}, "entries (1 without chunks);"),
+    "summhay_baselines": (
+        {"summhay_haystacks_without_documents": 1, "summhay_subtopics_without_insights": 2},
+        "(1 haystacks without documents, 2 subtopics without insights);",
+    ),
+}
+"""What each stage counts of its degenerate items, and how its summary line names them."""
+
+
+@pytest.mark.parametrize("name", list(DEGENERATE))
+def test_a_summary_names_the_degenerate_items_only_when_there_are_some(name: str) -> None:
+    counts, shown = DEGENERATE[name]
+    summarize = STAGES[name].summary()
+    plain = StageStats(name, headline=HEADLINES.get(name, {}))
+    odd = StageStats(name, counts=Counter(counts), headline=HEADLINES.get(name, {}))
+    assert shown in summarize(odd, Path("out"))
+    assert "without" not in summarize(plain, Path("out"))
+    assert "empty context" not in summarize(plain, Path("out"))

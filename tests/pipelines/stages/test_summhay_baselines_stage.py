@@ -7,6 +7,7 @@ import json
 import re
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
@@ -182,3 +183,53 @@ def test_summhays_layout_of_our_results_gives_our_figures(built, params: Params)
     for name, theirs in figures.items():
         for key, value in theirs.items():
             assert metrics[name][key] == pytest.approx(value, abs=0.005), (name, key)
+
+
+def test_degenerate_haystacks_are_kept_failed_and_the_others_score_as_before(
+    built, params: Params, tmp_path: Path
+) -> None:
+    haystacks, full = built
+    table = pq.read_table(haystacks)
+    rows = table.to_pylist()
+    empty = {**rows[0], "topic_id": "x-empty", "documents": []}
+    empty["subtopics"] = [
+        {**s, "insights": [{**i, "gold_document_ids": []} for i in s["insights"]]}
+        for s in rows[0]["subtopics"]
+    ]
+    bare = {**rows[0], "topic_id": "x-bare"}
+    bare["subtopics"] = [{**rows[0]["subtopics"][0], "insights": []}, *rows[0]["subtopics"][1:]]
+    degenerate = tmp_path / "haystacks.parquet"
+    pq.write_table(pa.Table.from_pylist([*rows, empty, bare], schema=table.schema), degenerate)
+    settings = params.summhay_baselines.model_copy(
+        update={"retrievers": ["random", "keywords", "bm25", "oracle"]}
+    )
+    llm = params.llm.model_copy(update={"cache": tmp_path / "llm.sqlite"})
+    out = tmp_path / "out"
+    stats = run_summhay_baselines(
+        settings, haystacks=degenerate, out=out, llm=llm, retrieval=params.resolved_retrieval()
+    )
+
+    good = {r["topic_id"] for r in rows}
+    for name in ("summhay_contexts", "summhay_scores"):
+        before = [r for r in pq.read_table(full / f"{name}.parquet").to_pylist()
+                  if r["retriever"] in settings.retrievers]  # fmt: skip
+        after = pq.read_table(out / f"{name}.parquet").to_pylist()
+        assert [r for r in after if r["topic_id"] in good] == before
+    scores = pq.read_table(out / "summhay_scores.parquet").to_pylist()
+    failed = {(r["topic_id"], r["subtopic_id"]): r["reason"] for r in scores
+              if r["status"] == "failed"}  # fmt: skip
+    subtopics = [s["subtopic_id"] for s in rows[0]["subtopics"]]
+    assert {k for k, why in failed.items() if why.startswith("no_documents:")} == {
+        ("x-empty", s) for s in subtopics
+    }
+    assert {k for k, why in failed.items() if why.startswith("no_insights:")} == {
+        ("x-bare", subtopics[0])
+    }
+    assert stats.counts["summhay_haystacks_without_documents"] == 1
+    assert stats.counts["summhay_subtopics_without_insights"] == 1
+    n = len(settings.retrievers)
+    assert stats.dropped == {"summary_no_documents": n * len(subtopics), "summary_no_insights": n}
+    asked = json.loads((out / "stats.json").read_text())["llm"]["by_prompt"]["summhay/summarize"]
+    assert asked["asks"] == sum(r["status"] == "ok" for r in scores)  # no failed one was asked
+    assert json.loads((out / "official" / "topic_x-empty.json").read_text())["documents"] == []
+    assert "(1 haystacks without documents, 1 subtopics without insights)" in summary(stats, out)

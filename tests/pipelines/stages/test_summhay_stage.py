@@ -5,11 +5,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
 from builders.drops import DROP_SCHEMA
 from builders.summhay.records import HAYSTACK_SCHEMA, ORDER_SCHEMA, Haystack
+from builders.wikigen.entries import event_id
+from builders.wikigen.records import Article
 from pipelines.settings import Params
 from pipelines.stages.summhay import run_summhay
 
@@ -99,3 +103,27 @@ def test_event_topics_draw_filler_from_their_own_documents(
         )
         sentences = [s for d in h.documents for s in d.text.split("\n\n")[1].split(". ")[:1]]
         assert sentences and all(s.rstrip(".") in own for s in sentences)
+
+
+def test_an_event_without_lead_or_documents_still_gets_a_topic_and_leaves_the_rest_alone(
+    tmp_path: Path, params: Params, inputs, snapshot_haystacks: Path
+) -> None:
+    articles, documents = inputs
+    table = pq.read_table(articles)
+    first, *rest = table.to_pylist()
+    bare = {**first, "summary": ""}
+    pq.write_table(pa.Table.from_pylist([bare, *rest], schema=table.schema), tmp_path / "a.parquet")
+    docs = pq.read_table(documents)
+    event = event_id(Article.from_row(first))
+    pq.write_table(docs.filter(pc.not_equal(docs["event_id"], event)), tmp_path / "d.parquet")
+    out = tmp_path / "summhay"
+    stats = build(params, (tmp_path / "a.parquet", tmp_path / "d.parquet"), out)
+
+    before = {r["topic_id"]: r for r in pq.read_table(snapshot_haystacks).to_pylist()}
+    after = {r["topic_id"]: r for r in pq.read_table(out / "haystacks.parquet").to_pylist()}
+    assert after.keys() == before.keys() and stats.counts["haystacks"] == len(before)
+    degenerate = f"event-{first['page_id']}"
+    assert all(after[t] == before[t] for t in before if t != degenerate)
+    # the bare event is named by its title and written around the shared filler
+    assert after[degenerate]["topic"] == first["title"] and after[degenerate]["documents"]
+    assert not stats.dropped

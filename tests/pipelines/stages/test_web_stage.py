@@ -126,3 +126,29 @@ def test_binary_oversized_and_disguised_loopback_documents_settle_live_and_repla
         d["url"]: d for d in pq.read_table(tmp_path / "tight" / "documents.parquet").to_pylist()
     }
     assert capped[f"{base}/article"]["status"] == "too_large"  # replay under the cap it is given
+
+
+def test_an_event_without_candidates_is_counted_and_the_other_keeps_its_documents(tmp_path):
+    from pipelines.stages.web import summary
+
+    with fault_server() as server:
+        base = f"http://news.example:{server.server_address[1]}"
+        linked = make_article(external_links=[ExternalLink(f"{base}/article", "Answers at once")])
+        bare = make_article(page_id=2, title="2026 Unlinked floods", url="https://wiki.example/u")
+        settings = _settings(tmp_path)
+        outs = {}
+        for name, events in (("alone", [linked]), ("beside", [linked, bare])):
+            articles = tmp_path / f"{name}.parquet"
+            rows = [a.to_row() for a in events]
+            pq.write_table(pa.Table.from_pylist(rows, schema=ARTICLE_SCHEMA), articles)
+            outs[name] = run_web(settings, articles=articles, out=tmp_path / name)
+
+    alone, beside = _documents(tmp_path / "alone"), _documents(tmp_path / "beside")
+    assert beside.keys() == alone.keys() == {"article"}
+    assert beside["article"]["status"] == "ok" and beside["article"]["text"]
+    assert beside["article"]["text"] == alone["article"]["text"]
+    assert outs["beside"].counts["events"] == 2
+    assert outs["beside"].counts["events_without_documents"] == 1
+    assert "events_without_documents" not in outs["alone"].counts
+    line = summary(outs["beside"], tmp_path / "beside")
+    assert "for 2 events (1 without a usable document), 1 ok" in line

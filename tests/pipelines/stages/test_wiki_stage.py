@@ -241,3 +241,67 @@ def test_non_articles_and_redirects_are_dropped_unparsed_for_the_reason_the_rule
         facts = {f["key"]: f["value"] for f in drops[title]["facts"]}
         assert facts["word_count"] == ""  # never parsed
     assert stats.dropped["redirect"] >= 1 and stats.dropped["not_article"] >= 1
+
+
+EMPTY_PAGES = """<page>
+    <title>2026 Empty floods</title>
+    <ns>0</ns>
+    <id>990001</id>
+    <revision>
+      <id>990101</id>
+      <timestamp>2026-05-07T13:00:00Z</timestamp>
+      <model>wikitext</model>
+      <format>text/x-wiki</format>
+      <text bytes="0" xml:space="preserve" />
+    </revision>
+  </page>
+  <page>
+    <title>2026 Revisionless floods</title>
+    <ns>0</ns>
+    <id>990002</id>
+  </page>
+  <page>
+    <title>2026 Infobox-only floods</title>
+    <ns>0</ns>
+    <id>990003</id>
+    <revision>
+      <id>990103</id>
+      <timestamp>2026-05-07T13:00:00Z</timestamp>
+      <model>wikitext</model>
+      <format>text/x-wiki</format>
+      <text xml:space="preserve">{{Infobox flood
+| date = 1 May 2026
+}}
+[[Category:2026 floods]]</text>
+    </revision>
+  </page>
+  """
+
+
+def test_empty_pages_are_drops_and_words_kept_counts_the_selected_articles_only(tmp_path, params):
+    clean = tmp_path / "clean"
+    run_wiki(params.wiki, out=clean)
+    data = SNAPSHOT_XML.read_text()
+    at = data.index("<page>")
+    dump = tmp_path / "empty-pages.xml"
+    dump.write_text(data[:at] + EMPTY_PAGES + data[at:])
+    settings = params.wiki.model_copy(
+        update={"dump": params.wiki.dump.model_copy(update={"path": dump})}
+    )
+    out = tmp_path / "wiki"
+    stats = run_wiki(settings, out=out)
+
+    # the selected articles are the clean run's, byte for byte
+    assert (out / "articles.parquet").read_bytes() == (clean / "articles.parquet").read_bytes()
+    drops = {r["item_id"]: r for r in pq.read_table(out / "drops.parquet").to_pylist()}
+    assert {t: drops[t]["reason"] for t in ("2026 Empty floods", "2026 Revisionless floods")} == {
+        "2026 Empty floods": "not_event",
+        "2026 Revisionless floods": "not_event",
+    }
+    assert drops["2026 Infobox-only floods"]["reason"] == "too_short"
+    assert drops["2026 Infobox-only floods"]["detail"].startswith("0 words")
+    before = json.loads((clean / "stats.json").read_text())["counts"]
+    assert stats.counts["read"] == before["read"] + 3
+    assert stats.counts["rejected"] == before["rejected"] + 3
+    kept = pq.read_table(out / "articles.parquet").column("word_count").to_pylist()
+    assert stats.counts["words_kept"] == before["words_kept"] == sum(kept)

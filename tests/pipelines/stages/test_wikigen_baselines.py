@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
@@ -199,3 +200,47 @@ def test_missing_or_chunkless_inputs_name_what_to_run(inputs, params, tmp_path: 
     with pytest.raises(MissingInputError, match=r"add 'web' to chunk\.corpora"):
         run(params, settings, (entries, summhay_only), tmp_path / "out", params.llm)
     assert not (tmp_path / "out").exists()
+
+
+def test_an_entry_without_documents_is_kept_failed_and_the_others_are_as_before(
+    inputs, built, params, tmp_path: Path
+) -> None:
+    entries, chunks = inputs
+    table = pq.read_table(entries)
+    rows = table.to_pylist()[:2]
+    bare = rows[1] | {"event_id": "x:bare", "title": "Undocumented floods", "documents": []}
+    degenerate = tmp_path / "entries.parquet"
+    pq.write_table(pa.Table.from_pylist([*rows, bare], schema=table.schema), degenerate)
+    settings = params.wikigen_baselines.model_copy(
+        update={"retrievers": ["random", "bm25"], "prr_retriever": "bm25"}
+    )
+    llm = params.llm.model_copy(update={"cache": tmp_path / "llm.sqlite"})
+    stats = run(params, settings, (degenerate, chunks), tmp_path / "out", llm)
+
+    def rows_of(folder: Path, name: str, events: set[str]) -> list[dict[str, Any]]:
+        found = pq.read_table(folder / f"{name}.parquet").to_pylist()
+        return [
+            r
+            for r in found
+            if r["event_id"] in events
+            and r["retriever"] in settings.retrievers
+            and r.get("method", "rr") == "rr"
+        ]
+
+    # the two good entries: the same contexts and RR articles as the full run of the module
+    good = {r["event_id"] for r in rows}
+    for name in ("retrieval", "articles"):
+        assert rows_of(tmp_path / "out", name, good) == rows_of(built, name, good)
+    # the entry without documents: empty contexts, every article failed with the reason
+    empty = rows_of(tmp_path / "out", "retrieval", {"x:bare"})
+    assert [(r["chunk_ids"], r["reference_recall"]) for r in empty] == [([], 0.0)] * 2
+    articles = pq.read_table(tmp_path / "out" / "articles.parquet").to_pylist()
+    failed = [r for r in articles if r["event_id"] == "x:bare"]
+    assert [(r["method"], r["retriever"], r["status"]) for r in failed] == [
+        ("rr", "random", "failed"),
+        ("rr", "bm25", "failed"),
+        ("prr", "bm25", "failed"),
+    ]
+    assert all(r["reason"].startswith("no_chunks:") for r in failed)
+    assert stats.counts["entries_without_chunks"] == 1 and stats.dropped == {"article_no_chunks": 3}
+    assert "3 entries (1 without chunks);" in summary(stats, tmp_path / "out")

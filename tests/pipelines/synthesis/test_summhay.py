@@ -192,3 +192,16 @@ def test_embedding_dedup_catches_a_paraphrase_lexical_misses(tmp_path: Path) -> 
         found[method] = {d.item_id: d.detail for d in result.drops if d.step == "dedup"}
     assert found["lexical"] == {}
     assert found["embedding"] == {"S1.2": "repeats S1.1"}
+
+
+def test_a_topic_without_any_insight_is_dropped_with_every_reason(tmp_path: Path) -> None:
+    result, client = run(tmp_path, **{"summhay/insights": lambda v: '{"insights": ["", " "]}'})
+    assert result.haystack is None
+    drops = [(d.kind, d.item_id, d.step, d.reason) for d in result.drops]
+    assert drops == [
+        *[("subtopic", f"S{k}", "insights", "generation_failed") for k in (1, 2, 3)],
+        ("topic", "t1", "plan", "unplannable"),
+    ]
+    # nothing is asked past the insights: no classification, document or query
+    asked = client.stats()["by_prompt"]
+    assert set(asked) == {"summhay/subtopics", "summhay/insights"}
