@@ -149,4 +149,8 @@ def _related(path: object, writes: Path | None) -> bool:
     if path is None:
         return True
     failed, out = Path(str(path)).absolute(), writes.absolute()
+    scratch = out.parent / f".{out.name}.tmp-"  # the run's scratch folder sits beside ``out``
+    inside = next((p for p in (failed, *failed.parents) if p.parent == out.parent), None)
+    if inside is not None and str(inside).startswith(str(scratch)):
+        return True
     return failed.is_relative_to(out) or out.is_relative_to(failed)

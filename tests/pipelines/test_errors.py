@@ -19,6 +19,11 @@ OUT = Path("data/wiki")
             "or pass another --out",
         ),
         (
+            OSError(errno.EROFS, "Read-only file system", "data/.wiki.tmp-7-1795/stats.json"),
+            "data/.wiki.tmp-7-1795/stats.json: read-only file system; make it writable, "
+            "or pass another --out",
+        ),
+        (
             PermissionError(errno.EACCES, "Permission denied", "params.yaml"),
             "params.yaml: permission denied; give this user access to it and its folder",
         ),
