@@ -91,4 +91,6 @@ def test_a_dataset_whose_stage_kept_no_row_names_that_stage(
     assert "dvc repro" not in message and "the lveval stage ran but produced none" in message
     assert f"{data / 'lveval' / 'records'}" in message
     assert f"its {data / 'lveval' / 'stats.json'} says what it kept and left out" in message
-    assert not any((data / "publish").iterdir())  # nothing of the run reaches its folder
+    # nothing of the run reaches its folder, and its scratch folder beside it is gone
+    assert not (data / "publish").exists() or not any((data / "publish").iterdir())
+    assert not list(data.glob(".publish.tmp-*"))
