@@ -96,6 +96,11 @@ def _first_line(text: str) -> str:
     return lines[0][:MESSAGE_CHARS] if lines else ""
 
 
+HTTP_CLIENTS = {"httpx", "httpx2", "httpcore", "requests", "urllib3"}
+"""Packages whose transport errors (refused, reset, timed out) ``huggingface_hub`` lets through:
+which one depends on its version (2.x uses ``httpx2``), so they are matched by module."""
+
+
 @contextmanager
 def hub_errors(repo_id: str) -> Iterator[None]:
     """Turn what ``huggingface_hub`` raises inside the block (an HTTP error after the retries,
@@ -117,6 +122,13 @@ def hub_errors(repo_id: str) -> Iterator[None]:
     except OSError as exc:
         raise PublishError(
             f"pushing {repo_id} failed: {type(exc).__name__}: {_first_line(str(exc))}"
+        ) from None
+    except Exception as exc:
+        if type(exc).__module__.split(".")[0] not in HTTP_CLIENTS:
+            raise
+        raise PublishError(
+            f"pushing {repo_id} failed: could not reach the Hub ({type(exc).__name__}: "
+            f"{_first_line(str(exc))}); check the network or HF_ENDPOINT"
         ) from None
 
 

@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 
 from pipelines.cli import app
 from pipelines.errors import PublishError
-from pipelines.publish.hub import Retry, publish_folder
+from pipelines.publish.hub import Retry, hub_errors, publish_folder
 from pipelines.publish.manifest import read_manifest
 from pipelines.publish.push_plan import RemoteState, commit_message, plan_push
 from pipelines.snapshot.site_server import in_thread
@@ -347,3 +347,17 @@ def test_live_push_then_repush_is_a_noop(hub_export, tmp_path):
     assert "create_tag" in first
     again = publish_folder(folder, settings, dry_run=False)
     assert "nothing to do" in again
+
+
+def test_a_hub_that_cannot_be_reached_is_one_line_naming_the_repository(monkeypatch):
+    from huggingface_hub import HfApi, constants
+
+    from tests.support.process import free_port
+
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    api = HfApi(endpoint=f"http://127.0.0.1:{free_port()}", token="hf_" + "x" * 30)
+    with pytest.raises(PublishError) as failed, hub_errors("benchsmith-test/summhay"):
+        api.dataset_info("benchsmith-test/summhay")
+    message = str(failed.value)
+    assert message.startswith("pushing benchsmith-test/summhay failed: could not reach the Hub (")
+    assert message.endswith("; check the network or HF_ENDPOINT") and "\n" not in message
