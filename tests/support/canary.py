@@ -3,6 +3,7 @@ leaves behind (outputs, caches, any ``.dvc`` folder, logs, console)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import uuid
@@ -73,13 +74,19 @@ def echoed(status: int, sent: str) -> tuple[int, dict[str, str], str]:
 
 class Echo:
     """A ``reply`` for :mod:`tests.support.openai_server` and :mod:`tests.support.batch_server`
-    answering every request it is asked about with :func:`echoed`, the statuses in turn.
-    ``log`` is the server's log (set once it runs): every request carries the same key."""
+    answering every request it is asked about with :func:`echoed`, the statuses in turn; with
+    ``by_messages`` the status is chosen by the request's messages instead, so a retried request
+    meets the same status whatever order concurrent calls arrive in. ``log`` is the server's log
+    (set once it runs): every request carries the same key."""
 
-    def __init__(self, *statuses: int):
+    def __init__(self, *statuses: int, by_messages: bool = False):
         self.statuses = statuses
+        self.by_messages = by_messages
         self.log: Any = None
 
     def __call__(self, body: dict[str, Any], n: int) -> tuple[int, dict[str, str], str]:
+        if self.by_messages:
+            asked = json.dumps(body.get("messages", body), sort_keys=True).encode()
+            n = int(hashlib.sha256(asked).hexdigest(), 16) + 1
         status = self.statuses[(n - 1) % len(self.statuses)]
         return echoed(status, self.log.headers[-1]["authorization"])

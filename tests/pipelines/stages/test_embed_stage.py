@@ -152,7 +152,8 @@ def test_missing_inputs_name_the_stage_to_run(tmp_path: Path, params: Params) ->
             haystacks=tmp_path / "absent.parquet",
             out=tmp_path / "chunk",
         )
-    assert not (tmp_path / "embed").exists() and not any((tmp_path / "chunk").iterdir())
+    assert not (tmp_path / "embed").exists() and not (tmp_path / "chunk").exists()
+    assert not list(tmp_path.glob(".*.tmp-*"))  # no scratch folder left beside them
 
 
 def test_write_table_appends_after_buffered_rows(tmp_path: Path) -> None:

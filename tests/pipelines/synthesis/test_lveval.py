@@ -147,7 +147,7 @@ def test_a_key_the_server_echoes_in_errors_reaches_no_drop_cache_stats_log_or_co
     variable = key_variable()  # only llm.api_key_env makes its value a secret
     monkeypatch.setenv(variable, key)
     settings = params.lveval.model_copy(update={"levels": ["2k"]})
-    echo, refused = Echo(400, 429, 500), Echo(401)
+    echo, refused = Echo(400, 429, 500, by_messages=True), Echo(401)
     caplog.set_level("DEBUG")
     with redacting_logs():
         with openai_server(echo) as (url, echo.log):
