@@ -142,12 +142,11 @@ class SmolLMServer:
         self.model = ""
         """The model name to send: the server answers to exactly this name (404 otherwise)."""
         self.speed: Speed | None = None
-        """Measured once by :meth:`start`."""
+        """Measured on first need (:meth:`timeout_s`): a server only a harness calls never is."""
         self._proc: subprocess.Popen[bytes] | None = None
 
     def start(self) -> SmolLMServer:
-        """Convert the model if needed, start the server, wait until /health answers, and
-        measure its speed."""
+        """Convert the model if needed, start the server and wait until /health answers."""
         model = ensure_model(self.cache_dir)
         self.model = model.name
         env = {**os.environ, **OFFLINE, "HF_HOME": str(self.workdir / "hf")}
@@ -166,7 +165,6 @@ class SmolLMServer:
                 log_path=self.log_path,
                 name="constrained server",
             )
-            self.speed = self.measure()
         except BaseException:
             self.stop()
             raise
@@ -175,9 +173,9 @@ class SmolLMServer:
     def measure(self) -> Speed:
         """Time a long prompt with a one-token answer, then a short prompt with a long answer."""
         t0 = time.monotonic()
-        read = self._usage("Summarise this text. " + "The river rose over the bank. " * 200, 1)
+        read = self._usage("Summarise this text. " + "The river rose over the bank. " * 80, 1)
         t1 = time.monotonic()
-        written = self._usage("Count from 1 to 200, one number per line.", 48)
+        written = self._usage("Count from 1 to 200, one number per line.", 24)
         t2 = time.monotonic()
         speed = Speed(
             read["prompt_tokens"] / (t1 - t0), max(1, written["completion_tokens"]) / (t2 - t1)
@@ -206,9 +204,9 @@ class SmolLMServer:
             return dict(json.loads(resp.read())["usage"])
 
     def timeout_s(self, max_tokens: int, concurrency: int) -> float:
-        """The call timeout for these settings (the floor until the speed is measured)."""
+        """The call timeout for these settings, from the speed measured on first need."""
         if self.speed is None:
-            return TIMEOUT_FLOOR_S
+            self.speed = self.measure()
         return self.speed.timeout_s(max_tokens, concurrency)
 
     def stop(self) -> None:

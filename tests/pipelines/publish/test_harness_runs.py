@@ -5,8 +5,9 @@ run every generated task of the snapshot export, two items each, against SmolLM2
 the OpenAI-compatible test server. Their per-item scores must equal what benchsmith's scorer
 gives the same completions on the published rows.
 
-The server cuts prompts to 512 tokens in the middle (LV-Eval's truncation; SmolLM2 reads
-8192 and a 2-core machine would take minutes over the 8k level) and answers a repeated greedy
+The server cuts prompts to 256 tokens in the middle (LV-Eval's truncation; SmolLM2 reads
+8192 and a 2-core machine would take minutes over the 8k level; reading 256 tokens takes it
+about a second) and answers a repeated greedy
 request from memory, so Inspect's requests, the same as lm-eval's, cost nothing twice.
 """
 
@@ -16,7 +17,7 @@ import json
 import os
 import re
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +42,7 @@ OFFLINE = {"HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1", "NO_COLOR": "1"}
 
 @pytest.fixture(scope="module")
 def model(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SmolLMServer]:
-    options = ("--max-prompt-tokens", "512", "--replay")
+    options = ("--max-prompt-tokens", "256", "--replay")
     with SmolLMServer(
         tmp_path_factory.mktemp("harness-model"), ROOT / ".cache", options=options
     ) as s:
@@ -78,21 +79,24 @@ def requests_answered(server: SmolLMServer) -> int:
 
 
 def run_lm_eval(
-    export: Path, dataset: str, work: Path, server: SmolLMServer, run: str = "first"
+    export: Path, datasets: Sequence[str], work: Path, server: SmolLMServer, run: str = "first"
 ) -> Path:
-    """Run lm-eval on the dataset's group; return its output folder."""
+    """Run lm-eval on the datasets' groups in one process; return its output folder. One
+    dataset is included by its ``lm_eval/`` folder; several by the export's root, which lm-eval
+    searches for task files (lm-eval indexes its own thousands of tasks at every start)."""
     bin_dir = venv_with("lm-eval", LM_EVAL)
-    out = work / f"lm-eval-{dataset}-{run}"
+    out = work / f"lm-eval-{run}"
+    include = export / datasets[0] / "lm_eval" if len(datasets) == 1 else export
     args = (
         f"model={server.model},base_url={server.base_url}/chat/completions,num_concurrent=1,"
         "max_retries=1,tokenized_requests=False"
     )
     command = [
-        str(bin_dir / "lm_eval"), "run", "--include_path", str(export / dataset / "lm_eval"),
-        "--tasks", dataset, "--model", "local-chat-completions", "--model_args", args,
+        str(bin_dir / "lm_eval"), "run", "--include_path", str(include),
+        "--tasks", ",".join(datasets), "--model", "local-chat-completions", "--model_args", args,
         "--apply_chat_template", "--limit", str(LIMIT), "--gen_kwargs",
         f"max_gen_toks={MAX_TOKENS}", "--output_path", str(out), "--log_samples",
-        "--use_cache", str(work / f"lm-eval-cache-{dataset}"), "--cache_requests", "true",
+        "--use_cache", str(work / "lm-eval-cache"), "--cache_requests", "true",
     ]  # fmt: skip
     env = {**os.environ, **OFFLINE, "HF_HOME": str(work / "hf"), "OPENAI_API_KEY": "unused"}
     # lm-eval keeps built requests in its own package folder, keyed by task name only
@@ -106,9 +110,10 @@ def run_lm_eval(
 def lm_eval_runs(
     hub_export: Path, model: SmolLMServer, tmp_path_factory: pytest.TempPathFactory
 ) -> dict[str, Path]:
-    """Each dataset's lm-eval output folder."""
+    """Each dataset's lm-eval output folder (one run for both)."""
     work = tmp_path_factory.mktemp("lm-eval")
-    return {d: run_lm_eval(hub_export, d, work, model) for d in DATASETS}
+    out = run_lm_eval(hub_export, DATASETS, work, model)
+    return dict.fromkeys(DATASETS, out)
 
 
 def lm_eval_samples(out: Path, task: str) -> list[dict[str, Any]]:
@@ -156,7 +161,7 @@ def test_a_second_lm_eval_run_asks_the_model_nothing_and_converts_no_data(
     work = lm_eval_runs["lveval"].parent
     before = requests_answered(model)
     arrow = {p for p in (work / "hf").rglob("*.arrow")}
-    again = run_lm_eval(hub_export, "lveval", work, model, run="second")
+    again = run_lm_eval(hub_export, ["lveval"], work, model, run="second")
     assert requests_answered(model) == before
     assert {p for p in (work / "hf").rglob("*.arrow")} == arrow
     assert len(list((work / "lm-eval-requests").glob("requests-lveval_*"))) == 12
