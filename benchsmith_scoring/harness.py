@@ -33,23 +33,27 @@ def load(
     revision: str | None = None,
     repo: str | None = None,
     cutoff: str | None = None,
+    export: str | Path | None = None,
     **_: Any,
 ) -> Any:
-    """The ``DatasetDict`` of one config: from the export beside this file, else from ``repo``
-    at ``revision`` (the export's version tag); with ``cutoff`` (an ISO date, a model's
-    knowledge cutoff), only rows whose event was created after it. lm-eval calls it as
-    ``custom_dataset`` with the task's ``metadata`` (``--metadata '{"cutoff": "2026-06-30"}'``)
-    and ``dataset_kwargs``."""
+    """The ``DatasetDict`` of one config: from the export folder ``export`` (the one beside
+    this file by default), else from ``repo`` at ``revision`` (the export's version tag); with
+    ``cutoff`` (an ISO date, a model's knowledge cutoff), only rows whose event was created after
+    it. lm-eval calls it as ``custom_dataset`` with the task's ``metadata`` (``--metadata
+    '{"cutoff": "2026-06-30"}'``) and ``dataset_kwargs``, through the export's ``utils.py``,
+    which names its own export: one process may run the tasks of several exports, and Python
+    imports this package once, from the first."""
     import datasets  # the harness has it
 
-    found = local_export(config)
+    root = Path(export) if export is not None else EXPORT
+    found = local_export(config, root)
     if found is not None:
         loaded = datasets.load_dataset(str(found), config)
     elif repo:
         loaded = datasets.load_dataset(repo, config, revision=revision)
     else:
         raise FileNotFoundError(
-            f"config {config!r}: no export folder at {EXPORT} holds it and the task names no "
+            f"config {config!r}: no export folder at {root} holds it and the task names no "
             "Hub repository; run the task from the export's own lm_eval/ folder"
         )
     return after_cutoff(loaded, cutoff) if cutoff else loaded

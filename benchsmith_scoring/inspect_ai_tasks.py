@@ -13,6 +13,7 @@ imports it.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 from inspect_ai import Task
@@ -77,10 +78,13 @@ def _task(
     score: Scorer,
     max_tokens: int,
     cutoff: str | None = None,
+    export: str | Path | None = None,
 ) -> Task:
-    """A greedy task over one config's test split (rows created after ``cutoff`` when given);
-    ``keep`` are the columns the scorer reads."""
-    rows = harness.load(config, revision=revision, repo=repo, cutoff=cutoff)["test"]
+    """A greedy task over one config's test split (rows created after ``cutoff`` when given),
+    read from the export folder ``export`` when it holds it; ``keep`` are the columns the scorer
+    reads."""
+    rows = harness.load(config, revision=revision, repo=repo, cutoff=cutoff, export=export)
+    rows = rows["test"]
     samples = [
         Sample(
             id=f"{config}-{i}",
@@ -128,10 +132,11 @@ def lveval_task(
     revision: str | None = None,
     max_tokens: int = 64,
     cutoff: str | None = None,
+    export: str | Path | None = None,
 ) -> Task:
     """One LV-Eval config: the baseline's prompt, greedy, scored with AK."""
     prompt, keep = harness.lveval_prompt, _LVEVAL_FIELDS
-    return _task(config, repo, revision, prompt, "answer", keep, ak(), max_tokens, cutoff)
+    return _task(config, repo, revision, prompt, "answer", keep, ak(), max_tokens, cutoff, export)
 
 
 def wikigen_task(
@@ -140,11 +145,11 @@ def wikigen_task(
     revision: str | None = None,
     max_tokens: int = 1024,
     cutoff: str | None = None,
+    export: str | Path | None = None,
 ) -> Task:
     """WikiGenBench's entries, closed-book: the article from its title and outline."""
-    keep = ("article", "event_id")
-    prompt = harness.wikigen_prompt
-    return _task(config, repo, revision, prompt, "article", keep, rouge_l(), max_tokens, cutoff)
+    keep, prompt, score = ("article", "event_id"), harness.wikigen_prompt, rouge_l()
+    return _task(config, repo, revision, prompt, "article", keep, score, max_tokens, cutoff, export)
 
 
 def _pooled(key: str) -> Metric:
@@ -240,7 +245,9 @@ def summhay_task(
     max_tokens: int = 1024,
     mode: MetricMode = "paper",
     cutoff: str | None = None,
+    export: str | Path | None = None,
 ) -> Task:
     """SummHay's subtopics: a bullet summary of the haystack, judged per insight."""
     keep, score, prompt = _SUMMHAY_FIELDS, summhay_judge(mode), summhay_prompt
-    return _task(config, repo, revision, prompt, "reference", keep, score, max_tokens, cutoff)
+    args = (prompt, "reference", keep, score, max_tokens, cutoff, export)
+    return _task(config, repo, revision, *args)
