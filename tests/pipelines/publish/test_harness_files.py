@@ -96,8 +96,11 @@ def test_lveval_tasks_one_per_level_and_variant_pinned_greedy_and_grouped(
         t.endswith("_kpr") and not t.endswith("cfi_kpr") for t in groups["lveval_kpr"]["task"]
     )
     utils = (folder / "utils.py").read_text("utf-8")
-    for hook in ("load", "lveval_prompt", "lveval_results"):
+    for hook in ("lveval_prompt", "lveval_results"):
         assert f"    {hook},\n" in utils
+    # the loader is told its own export: one process may run several exports' tasks
+    assert "def load(**kwargs):" in utils and "_load(export=EXPORT, **kwargs)" in utils
+    assert "EXPORT = Path(__file__).resolve().parent.parent" in utils
 
 
 def test_summhay_gets_an_inspect_task_that_judges_but_no_lm_eval_task(hub_export: Path) -> None:

@@ -110,7 +110,8 @@ def run_lm_eval(
 def lm_eval_runs(
     hub_export: Path, model: SmolLMServer, tmp_path_factory: pytest.TempPathFactory
 ) -> dict[str, Path]:
-    """Each dataset's lm-eval output folder (one run for both)."""
+    """Each dataset's lm-eval output folder: one run for both, as a user evaluating several
+    exports at once runs it (each task must read its own export, not the first one imported)."""
     work = tmp_path_factory.mktemp("lm-eval")
     out = run_lm_eval(hub_export, DATASETS, work, model)
     return dict.fromkeys(DATASETS, out)
