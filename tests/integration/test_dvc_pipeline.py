@@ -15,6 +15,7 @@ from pipelines.dag.table import STAGES
 from pipelines.publish.registry import DATASETS
 from tests.support.dvc_project import CANARY, copy_project, dvc, tool
 from tests.support.snapshot import SNAPSHOT_EVENTS
+from tests.support.tiny_encoder import save_tiny_bert
 
 pytestmark = pytest.mark.integration
 
@@ -52,12 +53,14 @@ SMALLER_WORLD = {
     "wikigen_baselines": {"retrievers": ["random", "bm25"], "prr_retriever": "bm25"},
     "summhay_baselines": {"retrievers": ["random", "keywords", "bm25", "oracle"]},
 }
-"""What this test changes of the snapshot's settings besides the window. DVC's behaviour does
-not depend on the number of events, on context length or on which retrievers rank, and every
-stage runs in four builds here: on the snapshot's twelve events, LV-Eval levels (2k, 4k, 8k) and
-the dense retriever (which embeds every record's context anew), lveval_baselines alone took
-74 s a build. The embed stage still embeds every chunk, and the stage tests cover the dense
-retrievers and the whole snapshot."""
+"""What this test changes of the snapshot's settings besides the window and the encoder. DVC's
+behaviour does not depend on the number of events, on context length, on which retrievers rank
+or on which encoder embeds, and every stage runs in four builds here: on the snapshot's twelve
+events, LV-Eval levels (2k, 4k, 8k) and the dense retriever (which embeds every record's context
+anew), lveval_baselines alone took 74 s a build. The embed stage still embeds every chunk, with
+a tiny random BERT (``tests.support.tiny_encoder``: MiniLM's tokenizer, so the chunks are the
+same) instead of MiniLM; the stage tests cover MiniLM, the dense retrievers and the whole
+snapshot."""
 
 
 def _stats(project: Path) -> dict[str, dict]:
@@ -143,6 +146,7 @@ def test_repro_builds_the_selection_then_does_nothing_then_follows_params(projec
     params["wiki"]["created_after"], params["wiki"]["created_before"] = FIRST_WINDOW
     for key, settings in SMALLER_WORLD.items():
         params[key].update(settings)
+    params["embed"]["model"] = str(save_tiny_bert(project.parent / "tiny-bert"))
     params_file.write_text(yaml.safe_dump(params, sort_keys=False))
     first = dvc(project, "repro")
     assert "Running stage 'wiki'" in first and "Running stage 'summhay'" in first
