@@ -24,9 +24,9 @@ from __future__ import annotations
 import functools
 import re
 import string
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..text import normalize_en, text_length, token_f1, tokens
 
@@ -130,14 +130,55 @@ def f1(prediction: str, reference: str) -> float:
 def _scorer(stem: bool) -> rouge_scorer.RougeScorer:
     from rouge_score import rouge_scorer  # only ROUGE needs it
 
-    return rouge_scorer.RougeScorer(list(ROUGE_TYPES), use_stemmer=stem)
+    return rouge_scorer.RougeScorer(["rouge1", "rouge2"], use_stemmer=stem)
+
+
+@functools.cache
+def _tokenizer(stem: bool) -> Any:
+    from rouge_score import tokenizers
+
+    return tokenizers.DefaultTokenizer(use_stemmer=stem)
+
+
+def lcs_length(a: Sequence[str], b: Sequence[str]) -> int:
+    """The length of the longest common subsequence of ``a`` and ``b``, exactly, computed
+    bit-parallel (Hyyrö 2004: one row of the dynamic-programming table per integer, one pass
+    over ``b``) instead of filling the whole table in Python, as rouge-score does."""
+    if not a or not b:
+        return 0
+    positions: dict[str, int] = {}
+    for i, token in enumerate(a):
+        positions[token] = positions.get(token, 0) | (1 << i)
+    full = (1 << len(a)) - 1
+    row = full
+    for token in b:
+        matched = row & positions.get(token, 0)
+        row = ((row + matched) | (row - matched)) & full
+    return len(a) - row.bit_count()
+
+
+def rouge_l(prediction: str, reference: str, *, stem: bool = False) -> float:
+    """ROUGE-L F-measure exactly as rouge-score computes it (its tokenizer, its F-measure), with
+    the longest common subsequence from :func:`lcs_length`."""
+    from rouge_score import scoring
+
+    target, predicted = _tokenizer(stem).tokenize(reference), _tokenizer(stem).tokenize(prediction)
+    if not target or not predicted:
+        return 0.0
+    common = lcs_length(target, predicted)
+    return scoring.fmeasure(common / len(predicted), common / len(target))
 
 
 def rouge(prediction: str, reference: str, *, stem: bool = False) -> RougeResult:
     """ROUGE-1/2/L F-measures from rouge-score: lower-cased runs of a-z0-9, unstemmed as in
-    L-Eval (``stem=True`` Porter-stems words longer than 3 letters)."""
+    L-Eval (``stem=True`` Porter-stems words longer than 3 letters). ROUGE-L equals
+    rouge-score's own, from a faster exact longest common subsequence (:func:`rouge_l`)."""
     scores = _scorer(stem).score(reference, prediction)
-    return RougeResult(*(scores[name].fmeasure for name in ROUGE_TYPES))
+    return RougeResult(
+        scores["rouge1"].fmeasure,
+        scores["rouge2"].fmeasure,
+        rouge_l(prediction, reference, stem=stem),
+    )
 
 
 def output_length(

@@ -34,7 +34,7 @@ def test_ray_chunks_and_vectors_equal_the_local_executor(
     ray_cluster, tmp_path: Path, passages: list[str]
 ) -> None:
     docs = tmp_path / "documents.parquet"
-    write_documents(docs, passages[:60])
+    write_documents(docs, passages[:30])
     local_chunk = ChunkSettings(size=48, overlap=4)
     run_chunk(
         local_chunk,
