@@ -12,10 +12,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-SK = "sk-proj-CANARY0123456789abcdefXYZ"
-"""Shaped like an OpenAI key."""
-HF = "hf_CANARY0123456789abcdefghijKLMN"
-"""Shaped like a Hugging Face token."""
+SK = "sk-" + "proj-CANARY0123456789abcdefXYZ"
+"""Shaped like an OpenAI key (written in two parts, so that secret scanners reading the
+repository do not take the fake for a real one)."""
+HF = "hf_" + "CANARY0123456789abcdefghijKLMN"
+"""Shaped like a Hugging Face token (in two parts, as ``SK``)."""
 ARBITRARY = "Zq4.vT8-mWx_2Lr"
 """No provider's shape, and too short for the generic ones: only its value, read from the
 environment variable that holds it, can find it."""
