@@ -25,6 +25,7 @@ from pipelines.sources.web.search import GoogleCSE, SearchError
 from pipelines.stages.web import run_web
 from pipelines.stages.wiki import run_wiki
 from tests.support.canary import leaks, redacting_logs
+from tests.support.http_server import reply
 from tests.support.snapshot import ROOT, live_web_missing_one_query
 
 pytestmark = pytest.mark.integration
@@ -99,14 +100,8 @@ def echoing_google(statuses: list[int], answer: str) -> Iterator[tuple[str, list
             message = f"API key {key} (engine {cx}) refused: {self.path}"
             error = {"error": {"code": status, "message": message, "errors": [{"reason": key}]}}
             data = (answer if status == 200 else json.dumps(error)).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Retry-After", "0")
-            self.send_header("X-Echo-Key", key)
-            self.send_header("Www-Authenticate", f'Key realm="{cx}", key="{key}"')
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+            echoed = {"X-Echo-Key": key, "Www-Authenticate": f'Key realm="{cx}", key="{key}"'}
+            reply(self, status, data, "application/json", {"Retry-After": "0", **echoed})
 
         def log_message(self, *args: object) -> None:
             pass

@@ -9,6 +9,23 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pipelines.snapshot.site_server import in_thread
 
 
+def reply(
+    handler: BaseHTTPRequestHandler,
+    status: int,
+    data: bytes,
+    content_type: str,
+    headers: dict[str, str] | None = None,
+) -> None:
+    """Send one whole answer: status, content type, ``headers``, length and body."""
+    handler.send_response(status)
+    handler.send_header("Content-Type", content_type)
+    for name, value in (headers or {}).items():
+        handler.send_header(name, value)
+    handler.send_header("Content-Length", str(len(data)))
+    handler.end_headers()
+    handler.wfile.write(data)
+
+
 @contextmanager
 def scripted_server(
     answers: list[tuple[int, str, str]],
@@ -24,12 +41,7 @@ def scripted_server(
         def do_GET(self) -> None:
             seen.append({"path": self.path, "user_agent": self.headers.get("User-Agent", "")})
             status, ctype, body = answers[min(len(seen), len(answers)) - 1]
-            data = body.encode()
-            self.send_response(status)
-            self.send_header("Content-Type", ctype)
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+            reply(self, status, body.encode(), ctype)
 
         def log_message(self, *args: object) -> None:
             pass

@@ -25,6 +25,7 @@ from pipelines.snapshot.site_server import in_thread
 from pipelines.stages.publish import run_publish
 from tests.pipelines.publish.conftest import publish_settings
 from tests.support.canary import ARBITRARY, HF, leaks, redacting_logs
+from tests.support.http_server import reply
 from tests.support.network import no_network
 from tests.support.snapshot import ROOT
 
@@ -267,13 +268,11 @@ def refusing_hub() -> Iterator[tuple[str, list[str]]]:
             sent = self.headers.get("Authorization", "")
             token = sent.removeprefix("Bearer ")
             data = json.dumps({"error": f"Invalid token {token} (sent as {sent})"}).encode()
-            self.send_response(401)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("X-Error-Message", f"Invalid credentials: {token}")
-            self.send_header("WWW-Authenticate", f'Bearer realm="hub", token="{token}"')
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+            echoed = {
+                "X-Error-Message": f"Invalid credentials: {token}",
+                "WWW-Authenticate": f'Bearer realm="hub", token="{token}"',
+            }
+            reply(self, 401, data, "application/json", echoed)
 
         do_GET = do_POST = do_PUT = do_HEAD = _refuse
 
