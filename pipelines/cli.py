@@ -460,6 +460,27 @@ def snapshot_record_web(
     typer.echo(json.dumps(summary, indent=2, sort_keys=True))
 
 
+@snapshot_app.command("scale")
+def snapshot_scale(
+    factor: Annotated[int, typer.Option(help="How many copies of the snapshot's world (K).")],
+    out: Annotated[Path, typer.Option(help="Folder for the grown world.")],
+    params: ParamsOption = Path("params.yaml"),
+    snapshot: Annotated[Path, typer.Option(help="The snapshot to grow.")] = Path("snapshot"),
+    seed: Annotated[int, typer.Option(help="Seed of every name, number, date and order.")] = 0,
+    record: Annotated[bool, typer.Option(help="Record the web side for offline replay.")] = True,
+) -> None:
+    """Grow the snapshot K-fold into OUT: K x its events with their pages, links and search
+    answers, recorded for offline replay (docs/scale.md).
+
+    OUT/world.json names the settings that point a build at it (wiki.dump.path, web.archive,
+    web.search_log).
+    """
+    from pipelines.snapshot.world import grow
+
+    summary = grow(snapshot, out, factor, load_params(params), seed=seed, record=record)
+    typer.echo(json.dumps(summary, indent=2, sort_keys=True))
+
+
 @app.command("report")
 def report(data: Annotated[Path, typer.Option(help="Data folder.")] = DATA) -> None:
     """Summarise every stage's stats.json and say where the outputs are."""

@@ -58,8 +58,9 @@ class SiteSearch(SearchProvider):
         ]
 
 
-def record_web(params: Any, web_dir: Path) -> dict[str, Any]:
-    """Rebuild ``web_dir/archive`` and the search log from ``web_dir/site``; return counts."""
+def record_web(params: Any, web_dir: Path, *, when: datetime | None = None) -> dict[str, Any]:
+    """Rebuild ``web_dir/archive`` and the search log from ``web_dir/site``; return counts.
+    Search answers are dated ``when`` (now when None)."""
     web = params.web
     site, manifest = web_dir / "site", web_dir / "pages.jsonl"
     traps = yaml.safe_load((web_dir / "traps.yaml").read_text("utf-8")) or {}
@@ -70,7 +71,7 @@ def record_web(params: Any, web_dir: Path) -> dict[str, Any]:
         for a in read_dump(wiki.dump.path, skip_sections=wiki.skip_sections)
         if classify(a, wiki) is None
     ]
-    when = datetime.now(UTC).replace(microsecond=0)
+    when = when or datetime.now(UTC).replace(microsecond=0)
     search = SiteSearch(manifest, when)
     shutil.rmtree(web.archive, ignore_errors=True)
     web.search_log.unlink(missing_ok=True)
