@@ -13,6 +13,7 @@ import random
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from itertools import islice
 
 from builders.lveval.records import QAItem
 from builders.lveval.text import mentions, normal_form
@@ -74,8 +75,8 @@ def name_options(value: str, names: Sequence[str], limit: int = 200) -> list[str
         return []
     words = set(value.lower().split())
     size = len(value.split())
-    options = [n for n in names if len(n.split()) == size and not words & set(n.lower().split())]
-    return options[:limit]
+    options = (n for n in names if len(n.split()) == size and not words & set(n.lower().split()))
+    return list(islice(options, limit))  # the pool's most frequent names first, read as needed
 
 
 def swap_names(item: QAItem, names: Sequence[str], limit: int = 20) -> list[str]:

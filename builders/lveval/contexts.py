@@ -10,11 +10,15 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
+import numpy as np
+
+from builders.lveval.mentions import MentionIndex
 from builders.lveval.records import Passage, Position, QAItem
+from builders.lveval.shuffle import shuffled_positions
 from builders.lveval.text import length, normal_form
 from builders.text import sentence_starts
 
@@ -66,13 +70,19 @@ class Rendered:
 
 
 class Corpus:
-    """The distractor pool: passages with their lengths and normalised text, built once."""
+    """The distractor pool: passages with their lengths and normalised text, built once, and
+    an index of which passages mention what (so an item's distractors cost what it excludes,
+    not the whole pool)."""
 
     def __init__(self, passages: Sequence[Passage]):
         self.passages = list(passages)
         self.index = {p.passage_id: i for i, p in enumerate(self.passages)}
         self.words = [length(p.text, p.language) for p in self.passages]
-        self._normal = [normal_form(p.text, p.language) for p in self.passages]
+        self._total_words = sum(self.words)
+        self._mentions = MentionIndex([normal_form(p.text, p.language) for p in self.passages])
+        self._positions: dict[str, list[int]] = {}
+        for i, p in enumerate(self.passages):
+            self._positions.setdefault(p.passage_id, []).append(i)
 
     def __len__(self) -> int:
         return len(self.passages)
@@ -81,16 +91,35 @@ class Corpus:
         """The passage with ``passage_id``."""
         return self.passages[self.index[passage_id]]
 
+    def excluded(self, item: QAItem) -> set[int]:
+        """Passages that may not surround ``item``: its supporting passages and every passage
+        that mentions one of its answers (after normalisation, :func:`normal_form`)."""
+        out = {i for pid in set(item.supporting_ids) for i in self._positions.get(pid, ())}
+        for answer in item.answers:
+            needle = normal_form(answer, item.language)
+            if needle.strip():
+                out.update(self._mentions.containing(needle))
+        return out
+
     def distractors(self, item: QAItem) -> list[int]:
         """Passages that may surround ``item``: not supporting it and mentioning no answer."""
-        support = set(item.supporting_ids)
-        needles = [normal_form(a, item.language) for a in item.answers]
-        needles = [n for n in needles if n.strip()]
-        return [
-            i
-            for i, p in enumerate(self.passages)
-            if p.passage_id not in support and not any(n in self._normal[i] for n in needles)
-        ]
+        excluded = self.excluded(item)
+        return [i for i in range(len(self.passages)) if i not in excluded]
+
+    def distractor_words(self, item: QAItem) -> int:
+        """The words of ``item``'s distractors, each with its ``### Passage N`` header."""
+        excluded = self.excluded(item)
+        kept = len(self.passages) - len(excluded)
+        return self._total_words - sum(self.words[i] for i in excluded) + kept * HEADER_WORDS
+
+    def shuffled(self, item: QAItem, rng: random.Random) -> Iterator[int]:
+        """``item``'s distractors in the order ``rng.shuffle`` leaves them, with ``rng``
+        advanced as that call advances it (:func:`shuffled_positions`), computed as they are
+        read."""
+        keep = np.ones(len(self.passages), dtype=bool)
+        keep[sorted(self.excluded(item))] = False
+        candidates = np.flatnonzero(keep)
+        return (int(candidates[k]) for k in shuffled_positions(len(candidates), rng))
 
 
 def _prefix(text: str, n: int, language: str) -> str:
@@ -154,10 +183,8 @@ def assemble(
     total += sum(length(p.text, language) + HEADER_WORDS for p in support)
     if total > words:
         raise AssemblyError(f"the supporting passages alone have {total} words, over {words}")
-    order = corpus.distractors(item)
-    rng.shuffle(order)
     chosen: list[Block] = []
-    for i in order:
+    for i in corpus.shuffled(item, rng):
         room = words - total - HEADER_WORDS
         if room < MIN_PIECE:
             break

@@ -119,8 +119,7 @@ def _evidence_vars(item: QAItem) -> dict[str, Any]:
 def fits(item: QAItem, corpus: Corpus, words: int, tolerance: float) -> bool:
     """Whether the corpus holds enough distractors to fill ``item``'s largest level."""
     support = sum(length(corpus.get(p).text) + HEADER_WORDS for p in item.supporting_ids)
-    pool = sum(corpus.words[i] + HEADER_WORDS for i in corpus.distractors(item))
-    return support + pool >= words * (1 - tolerance)
+    return support + corpus.distractor_words(item) >= words * (1 - tolerance)
 
 
 def prepare(

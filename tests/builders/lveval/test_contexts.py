@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import re
 
 import pytest
 
 from builders.lveval.build import Prepared, records
-from builders.lveval.contexts import AssemblyError, Corpus, assemble, level_words
+from builders.lveval.contexts import HEADER_WORDS, AssemblyError, Corpus, assemble, level_words
 from builders.lveval.records import VARIANTS, Evidence, Passage, QAItem, Rule
+from builders.lveval.shuffle import SHORT
+from builders.lveval.text import normal_form
 
 WORDS = [
     "river",
@@ -169,3 +172,37 @@ def test_a_corpus_too_small_for_the_level_is_an_error_that_says_so() -> None:
     corpus = Corpus([*make_corpus(n=3), support])
     with pytest.raises(AssemblyError, match=r"fills \d+ of 50000 words"):
         assemble(item, corpus, 50000, random.Random(0), tolerance=TOLERANCE)
+
+
+def scanned_distractors(passages: list[Passage], item: QAItem) -> list[int]:
+    """The distractors as every passage scanned against every answer."""
+    needles = [n for n in (normal_form(a) for a in item.answers) if n.strip()]
+    return [
+        i
+        for i, p in enumerate(passages)
+        if p.passage_id not in item.supporting_ids
+        and not any(n in normal_form(p.text) for n in needles)
+    ]
+
+
+def test_a_large_pool_gives_the_distractors_and_order_of_a_full_scan_and_shuffle() -> None:
+    rng = random.Random(3)
+    places = ["Port Imre", "Imre", "New York", "New Yorkers", "Caro", "Sorrel Bay", "23", "230"]
+    passages = [
+        Passage(f"d{k:05d}", "synthetic", "", f"{_sentence(rng)} {rng.choice(places)} held.")
+        for k in range(SHORT + 500)
+    ]
+    item, support = make_item(0)
+    passages.append(support)
+    passages.append(Passage(support.passage_id, "synthetic", "", "A second copy of the id."))
+    corpus = Corpus(passages)
+    for answers in [("Imre",), ("New York", "23"), ("the",), ("York",), ("Sorrel Bay",)]:
+        probe = dataclasses.replace(item, answers=answers)
+        expected = scanned_distractors(passages, probe)
+        assert corpus.distractors(probe) == expected
+        words = sum(corpus.words[i] + HEADER_WORDS for i in expected)
+        assert corpus.distractor_words(probe) == words
+        python, bulk = random.Random(f"7:{answers}"), random.Random(f"7:{answers}")
+        python.shuffle(expected)
+        assert list(corpus.shuffled(probe, bulk)) == expected
+        assert bulk.getstate() == python.getstate()
