@@ -1,7 +1,7 @@
 """Benchmark the lveval_baselines stage on long contexts: the per-record path it had before
 (every retriever re-chunking and re-tokenizing the whole context, BM25 indexing every record,
-the whole context tokenized for the middle cut) against the current one, in one process, on
-the same records.
+the whole context tokenized for the middle cut, the template answerer splitting the whole cut
+context into sentences) against the current one, in one process, on the same records.
 
 Records: the first ``--records`` of the snapshot's largest level (``data/lveval/records``;
 ``dvc repro lveval`` makes it) grown to LV-Eval's levels. Each keeps its own passages (its
@@ -14,9 +14,13 @@ reused across records, the worst case).
 Both paths read one embedding cache, filled first (its time per embedded chunk is reported
 apart), so the comparison leaves the encoder out. CPU time is ``time.process_time`` with
 ``OMP_NUM_THREADS=1``. Each path's results are checked equal (evidence found per retriever, the
-truncated context). Then the whole stage runs on each level in a fresh spawned process
+truncated context, the answers); each part counts its fastest of ``--repeat`` runs, every run
+from empty memos. Then the whole stage runs on each level in a fresh spawned process
 (streaming, answering with the template backend through a fresh LLM cache): CPU-s per 1,000
-context words, peak RSS growth and the memos' hit rates.
+context words, peak RSS (and its growth once the encoder is loaded) and the memos' hit rates.
+Last, the last level's records repeated ``--copies`` times are read whole (as the stage did)
+and in row batches (as it does), each in a fresh process: peak RSS growth. Files are written
+in row groups of the lveval stage's size (``lveval.write_buffer_mb`` of context text).
 
     OMP_NUM_THREADS=1 PYTHONPATH=. .venv/bin/python bench/lveval_baselines.py \\
         --levels 16k 32k 64k 128k 256k --records 8
@@ -42,9 +46,19 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from builders.lveval import kpr
 from builders.lveval.contexts import level_words
 from builders.lveval.records import EvalRecord
-from builders.lveval.responders import answer
+from builders.lveval.responders import (
+    _DATE,
+    _NUMBER,
+    _PASSAGE_HEADER,
+    _PLACE,
+    _line_sentences,
+    answer,
+)
+from builders.lveval.settings import LVEvalSettings
+from builders.text import sentences, tokens
 from pipelines.embed.cache import text_key
 from pipelines.embed.chunk import chunk_spans
 from pipelines.embed.models import load_tokenizer
@@ -54,6 +68,7 @@ from pipelines.evaluation.lveval import (
     middle_truncate,
     middle_truncate_whole,
 )
+from pipelines.evaluation.lveval_scoring import read_records
 from pipelines.retrieval.bm25 import BM25
 from pipelines.retrieval.memo import Memo
 from pipelines.retrieval.rankers import QUERIES_KEPT, VECTORS_KEPT, CachedDense, random_scores
@@ -131,8 +146,10 @@ def write_levels(source: Path, out: Path, labels: Sequence[str], n: int, seed: i
     )  # fmt: skip
     for label in labels:
         grown_rows = list(grown(rows, pool, label, seed))
-        pq.write_table(pa.Table.from_pylist(grown_rows, schema=table.schema),
-                       out / f"{source.stem.rsplit('_', 1)[0]}_{label}.parquet")  # fmt: skip
+        name = f"{source.stem.rsplit('_', 1)[0]}_{label}.parquet"
+        group = LVEvalSettings().rows_per_write(level_words(label))
+        pq.write_table(pa.Table.from_pylist(grown_rows, schema=table.schema), out / name,
+                       row_group_size=group)  # fmt: skip
 
 
 # --- the path before: a frozen copy --------------------------------------------------------
@@ -183,6 +200,25 @@ class OldDense:
         assert not todo, "the embedding cache was filled first"
         q = self.scorer.embed([query], kind="query")[0]
         return [float(self.vectors[t] @ q) for t in texts]
+
+
+def old_answer(v: dict[str, str]) -> str:
+    """The template answerer splitting and tokenizing the whole (truncated) context."""
+    question = set(tokens(v["question"])) - kpr.NOT_NAMES
+    best, score = "", 0
+    context = _PASSAGE_HEADER.sub("\n", v["context"])
+    for start, end in sentences(context):
+        overlap = len(question & set(tokens(context[start:end])))
+        if overlap > score:
+            best, score = context[start:end], overlap
+    asks = v["question"].lower()
+    pattern = _DATE if asks.startswith("when") else _PLACE if asks.startswith("where") else None
+    if asks.startswith("how"):
+        pattern = _NUMBER
+    match = pattern.search(best) if pattern else None
+    if match:
+        return match[1] if match.groups() else match[0]
+    return best.strip()
 
 
 def old_recall(record: EvalRecord, ranks: dict[str, Callable], top_k: int, size: int) -> list:
@@ -247,14 +283,41 @@ def compare(records: list[EvalRecord], args: argparse.Namespace, dense: CachedDe
         lambda: [middle_truncate(r.context, budget, tokenizer) for r in records]
     )
     assert cut_old == cut_new, "truncated contexts differ"
-    answer({"question": "Warm up?", "context": "Punkt loads once."})
-    t["answer"], _ = cpu(
-        lambda: [
-            answer({"question": r.input, "context": c})
-            for r, c in zip(records, cut_new, strict=True)
-        ]
-    )
+    asks = [{"question": r.input, "context": c} for r, c in zip(records, cut_new, strict=True)]
+    answer(asks[0])  # Punkt loads once
+    _line_sentences.cache_clear()
+    t["old_answer"], said_old = cpu(lambda: [old_answer(v) for v in asks])
+    t["new_answer"], said_new = cpu(lambda: [answer(v) for v in asks])
+
+    def answer_alone(v: dict[str, str]) -> str:
+        _line_sentences.cache_clear()
+        return answer(v)
+
+    t["alone_answer"], said_alone = cpu(lambda: [answer_alone(v) for v in asks])
+    assert said_old == said_new == said_alone, "answers differ"
+    t["alone_truncate"] = t["new_truncate"]  # the cut keeps nothing from a record to the next
     return t
+
+
+def peak_mb() -> float:
+    """This process's peak RSS (VmHWM; ``ru_maxrss`` of a spawned process starts from its
+    parent's)."""
+    status = Path("/proc/self/status").read_text()
+    return int(re.search(r"VmHWM:\s+(\d+) kB", status)[1]) / 1024  # type: ignore[index]
+
+
+def read_peak(path: Path, whole: bool) -> float:
+    """Peak RSS growth (MB) of reading every record of ``path``, in this (fresh) process: the
+    whole file at once as the stage did, or in row batches as it does."""
+    base = peak_mb()
+    if whole:
+        table = pq.read_table(path, columns=list(EvalRecord.COLUMNS))
+        rows = [EvalRecord.from_row(r) for r in table.to_pylist()]
+        words = sum(len(r.context) for r in rows)
+    else:
+        words = sum(len(r.context) for r in read_records(path))
+    assert words
+    return peak_mb() - base
 
 
 def stage_level(folder: Path, cache: Path, args: argparse.Namespace) -> dict[str, Any]:
@@ -275,7 +338,7 @@ def stage_level(folder: Path, cache: Path, args: argparse.Namespace) -> dict[str
     s = params.lveval_baselines.model_copy(update=settings)
     with tempfile.TemporaryDirectory() as tmp:
         llm = params.llm.model_copy(update={"cache": Path(tmp) / "llm.sqlite"})
-        base = resource.getrusage(resource.RUSAGE_SELF)
+        base, before = resource.getrusage(resource.RUSAGE_SELF), peak_mb()
         start = time.perf_counter()
         stats = run_lveval_baselines(s, records=folder, out=Path(tmp) / "out", llm=llm,
                                      retrieval=retrieval, embed_cache=cache)  # fmt: skip
@@ -284,8 +347,23 @@ def stage_level(folder: Path, cache: Path, args: argparse.Namespace) -> dict[str
         summary = json.loads((Path(tmp) / "out" / "stats.json").read_text())
     used = (end.ru_utime - base.ru_utime) + (end.ru_stime - base.ru_stime)
     memos = {k: summary.get(k, {}) for k in ("passages", "dense_chunks", "term_chunks")}
-    rss = (end.ru_maxrss - base.ru_maxrss) / 1024
-    return {"cpu": used, "wall": wall, "rss": rss, "records": stats.counts["records"], **memos}
+    rss = peak_mb()
+    grew = rss - before
+    return {"cpu": used, "wall": wall, "rss": rss, "grew": grew,
+            "records": stats.counts["records"], **memos}  # fmt: skip
+
+
+def print_parts(label: str, words: int, t: dict[str, float]) -> None:
+    """One level's rows: each part's CPU seconds, then all three in ms per 1,000 words."""
+    parts = ("retrieval", "truncate", "answer")
+    for part in parts:
+        old, new, alone = (t[f"{way}_{part}"] for way in ("old", "new", "alone"))
+        print(f"| {label} | {words:,} | {part} | {old:.2f} | {new:.2f} | {alone:.2f} "
+              f"| {old / new:.1f}x | {old / alone:.1f}x |")  # fmt: skip
+    old, new, alone = (1e6 * sum(t[f"{way}_{p}"] for p in parts) / words
+                       for way in ("old", "new", "alone"))  # fmt: skip
+    print(f"| {label} | {words:,} | **all, ms per 1k words** | {old:.2f} | {new:.2f} "
+          f"| {alone:.2f} | {old / new:.1f}x | {old / alone:.1f}x |")  # fmt: skip
 
 
 def main() -> None:
@@ -297,6 +375,8 @@ def main() -> None:
     parser.add_argument("--top-k", type=int, default=5)
     parser.add_argument("--chunk-words", type=int, default=256)
     parser.add_argument("--seed", type=int, default=2026)
+    parser.add_argument("--copies", type=int, default=16, help="of the last level, for reading")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per level; the fastest counts")
     args = parser.parse_args()
     source = args.source or max(
         (ROOT / "data" / "lveval" / "records").glob("*.parquet"),
@@ -323,28 +403,19 @@ def main() -> None:
             f"embedding cache filled first: {embedded:,} distinct chunks in {embed_s:.1f} CPU s "
             f"({1000 * embed_s / max(embedded, 1):.0f} ms per chunk)\n"
         )
-        print("| level | context words | retrieval old s | new s | new, fresh memos s | old / new "
-              "| truncation old s | new s | old / new | template answer s "
-              "| old ms / 1k words | new ms / 1k words | old / new |")  # fmt: skip
-        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        print("| level | context words | part | old CPU s | new CPU s | new, fresh memos CPU s "
+              "| old / new | old / new, fresh memos |")  # fmt: skip
+        print("|---|---:|---|---:|---:|---:|---:|---:|")
         for label, records in levels.items():
-            words = sum(len(r.context.split()) for r in records)
-            t = compare(records, args, dense)
-            old = t["old_retrieval"] + t["old_truncate"] + t["answer"]
-            new = t["new_retrieval"] + t["new_truncate"] + t["answer"]
-            print(
-                f"| {label} | {words:,} | {t['old_retrieval']:.2f} | {t['new_retrieval']:.2f} "
-                f"| {t['alone_retrieval']:.2f} | {t['old_retrieval'] / t['new_retrieval']:.1f}x "
-                f"| {t['old_truncate']:.2f} | {t['new_truncate']:.2f} "
-                f"| {t['old_truncate'] / t['new_truncate']:.1f}x | {t['answer']:.2f} "
-                f"| {1e6 * old / words:.2f} | {1e6 * new / words:.2f} | {old / new:.1f}x |"
-            )
+            runs = [compare(records, args, dense) for _ in range(args.repeat)]
+            fastest = {part: min(run[part] for run in runs) for part in runs[0]}
+            print_parts(label, sum(len(r.context.split()) for r in records), fastest)
         print(
             "\nthe whole stage, one fresh process per level (template answers, fresh LLM cache):\n"
         )
-        print("| level | records | CPU s | CPU s / 1k words | wall s | peak RSS growth MB "
+        print("| level | records | CPU s | CPU s / 1k words | wall s | peak RSS MB | growth MB "
               "| passages hit rate | dense chunks hit rate | bags hit rate |")  # fmt: skip
-        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         spawn = multiprocessing.get_context("spawn")
         for label, path in files.items():
             words = sum(len(r.context.split()) for r in levels[label])
@@ -355,9 +426,22 @@ def main() -> None:
                 r = pool.apply(stage_level, (one, cache, args))
             print(
                 f"| {label} | {r['records']} | {r['cpu']:.1f} | {1000 * r['cpu'] / words:.4f} "
-                f"| {r['wall']:.1f} | {r['rss']:.0f} | {r['passages'].get('hit_rate')} "
+                f"| {r['wall']:.1f} | {r['rss']:.0f} | {r['grew']:.0f} "
+                f"| {r['passages'].get('hit_rate')} "
                 f"| {r['dense_chunks'].get('hit_rate')} | {r['term_chunks'].get('hit_rate')} |"
             )
+        largest = files[args.levels[-1]]
+        many = Path(tmp) / "many.parquet"
+        table = pq.read_table(largest)
+        rows = LVEvalSettings().rows_per_write(level_words(args.levels[-1]))
+        pq.write_table(pa.concat_tables([table] * args.copies), many, row_group_size=rows)
+        size = many.stat().st_size / 2**20
+        print(f"\nreading {table.num_rows * args.copies} records of {args.levels[-1]} "
+              f"({size:.0f} MB of Parquet), one fresh process each:\n")  # fmt: skip
+        print("| reading | peak RSS growth MB |\n|---|---:|")
+        for whole, how in ((True, "the whole file (before)"), (False, "row batches (now)")):
+            with spawn.Pool(1) as pool:
+                print(f"| {how} | {pool.apply(read_peak, (many, whole)):.0f} |")
     digest = hashlib.sha256(source.read_bytes()).hexdigest()[:12]
     print(f"\nsource {source.name} sha256 {digest}")
 

@@ -192,9 +192,10 @@ def rules_responder(seed: int) -> Any:
     return rules
 
 
-LINES_KEPT = 16_384
-"""Lines whose sentences :func:`answer` keeps with their tokens (about 3 kB each: some 50 MB);
-a passage's lines come back in its item's other variants and levels, and in other items'."""
+LINES_KEPT = 8_192
+"""Lines whose sentences :func:`answer` keeps with their tokens: about 6 kB each (measured on
+the snapshot's passages), so at most about 50 MB. A passage's lines come back in its item's
+other variants and levels, and in other items' contexts."""
 
 
 @lru_cache(maxsize=LINES_KEPT)

@@ -30,8 +30,9 @@ _HEADER = re.compile(r"(?:^|\n\n)### Passage \d+\n")
 EMPTY_CONTEXT = "empty_context: the record has no context to answer from"
 
 
-PASSAGES_KEPT = 65_536
-"""Passages whose chunk spans a :class:`Chunker` keeps (a few spans each: a few MB)."""
+PASSAGES_KEPT = 16_384
+"""Passages whose chunk spans a :class:`Chunker` keeps: under 1 kB each (measured), so at most
+about 15 MB; an 800-word passage has four chunks of 256 words."""
 TRUNCATION_MARGIN = 16
 """Tokens a truncation window must hold beyond the kept ones, so that a token near the window's
 cut (the one place a window's tokens could differ from the whole text's) is never used."""

@@ -31,8 +31,9 @@ from pipelines.progress import progress_iter
 from pipelines.retrieval.rankers import Ranker
 from pipelines.stats import StageStats
 
-READ_ROWS = 64
-"""Records read per batch: 64 records of 256k words hold about 100 MB of context."""
+READ_ROWS = 16
+"""Records read per batch: 16 records of 256k words take about 100 MB while they are read
+(Arrow's batch and the Python strings; measured by ``bench/lveval_baselines.py``)."""
 RETRIEVAL_SCHEMA = pa.schema(
     [
         pa.field("qa_id", pa.string()),

@@ -24,9 +24,9 @@ from pipelines.retrieval.tfidf import TFIDF
 
 Ranker = Callable[[str, list[str]], list[float]]
 
-VECTORS_KEPT = 65_536
-"""Passage vectors a dense retriever keeps in memory: 1.5 kB each for a 384-dimension
-encoder (MiniLM), so about 110 MB; more are read back from the embedding cache."""
+VECTORS_KEPT = 32_768
+"""Passage vectors a dense retriever keeps in memory: about 1.8 kB each with a 384-dimension
+encoder (MiniLM), so about 60 MB; the others are read back from the embedding cache."""
 QUERIES_KEPT = 4_096
 """Query vectors kept: a question is asked at every level and in most variants."""
 

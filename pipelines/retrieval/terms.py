@@ -16,9 +16,10 @@ import numpy as np
 
 from pipelines.retrieval.memo import Memo, text_digest
 
-BAGS_KEPT = 65_536
-"""Bags a :class:`Bags` keeps: about 1.3 kB each for a 256-word chunk (some 150 distinct
-terms), so about 85 MB, more than the distinct chunks of a 1,300-event corpus."""
+BAGS_KEPT = 32_768
+"""Bags a :class:`Bags` keeps: a 256-word chunk's takes about 3.5 kB with its share of the
+vocabulary (measured on the snapshot's chunks), so at most about 110 MB; a 1,300-event corpus
+has some 30,000 distinct chunks."""
 
 
 def tokenize(texts: Sequence[str]) -> list[list[str]]:
