@@ -19,7 +19,7 @@ from empty memos. Then the whole stage runs on each level in a fresh spawned pro
 (streaming, answering with the template backend through a fresh LLM cache): CPU-s per 1,000
 context words, peak RSS (and its growth once the encoder is loaded) and the memos' hit rates.
 Last, the last level's records repeated ``--copies`` times are read whole (as the stage did)
-and in row batches (as it does), each in a fresh process: peak RSS growth. Files are written
+and in row batches (as it does), each in a fresh process: peak RSS growth (VmHWM). Files are written
 in row groups of the lveval stage's size (``lveval.write_buffer_mb`` of context text).
 
     OMP_NUM_THREADS=1 PYTHONPATH=. .venv/bin/python bench/lveval_baselines.py \\
@@ -375,7 +375,8 @@ def main() -> None:
     parser.add_argument("--top-k", type=int, default=5)
     parser.add_argument("--chunk-words", type=int, default=256)
     parser.add_argument("--seed", type=int, default=2026)
-    parser.add_argument("--copies", type=int, default=16, help="of the last level, for reading")
+    parser.add_argument("--copies", type=int, nargs="+", default=[8, 32],
+                        help="of the last level's records, for reading")  # fmt: skip
     parser.add_argument("--repeat", type=int, default=3, help="runs per level; the fastest counts")
     args = parser.parse_args()
     source = args.source or max(
@@ -430,18 +431,21 @@ def main() -> None:
                 f"| {r['passages'].get('hit_rate')} "
                 f"| {r['dense_chunks'].get('hit_rate')} | {r['term_chunks'].get('hit_rate')} |"
             )
-        largest = files[args.levels[-1]]
-        many = Path(tmp) / "many.parquet"
-        table = pq.read_table(largest)
-        rows = LVEvalSettings().rows_per_write(level_words(args.levels[-1]))
-        pq.write_table(pa.concat_tables([table] * args.copies), many, row_group_size=rows)
-        size = many.stat().st_size / 2**20
-        print(f"\nreading {table.num_rows * args.copies} records of {args.levels[-1]} "
-              f"({size:.0f} MB of Parquet), one fresh process each:\n")  # fmt: skip
-        print("| reading | peak RSS growth MB |\n|---|---:|")
-        for whole, how in ((True, "the whole file (before)"), (False, "row batches (now)")):
-            with spawn.Pool(1) as pool:
-                print(f"| {how} | {pool.apply(read_peak, (many, whole)):.0f} |")
+        table = pq.read_table(files[args.levels[-1]])
+        group = LVEvalSettings().rows_per_write(level_words(args.levels[-1]))
+        print(f"\nreading the {args.levels[-1]} records repeated, one fresh process each:\n")
+        print("| records | Parquet MB | whole file (before): peak RSS growth MB "
+              "| row batches (now): peak RSS growth MB |\n|---:|---:|---:|---:|")  # fmt: skip
+        for copies in args.copies:
+            many = Path(tmp) / f"many-{copies}.parquet"
+            pq.write_table(pa.concat_tables([table] * copies), many, row_group_size=group)
+            grew = []
+            for whole in (True, False):
+                with spawn.Pool(1) as pool:
+                    grew.append(pool.apply(read_peak, (many, whole)))
+            print(f"| {table.num_rows * copies} | {many.stat().st_size / 2**20:.0f} "
+                  f"| {grew[0]:.0f} | {grew[1]:.0f} |")  # fmt: skip
+            many.unlink()
     digest = hashlib.sha256(source.read_bytes()).hexdigest()[:12]
     print(f"\nsource {source.name} sha256 {digest}")
 

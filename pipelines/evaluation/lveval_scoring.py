@@ -115,8 +115,9 @@ def _why_empty(folder: Path) -> str:
 
 def read_records(path: Path, rows: int = READ_ROWS) -> Iterator[EvalRecord]:
     """The records of one file, read ``rows`` at a time (a level of long contexts never sits in
-    memory whole)."""
-    with pq.ParquetFile(path) as file:
+    memory whole). Without pre-buffering: pyarrow's default reads the byte ranges of every row
+    group asked for ahead, so the whole file would be in memory after all."""
+    with pq.ParquetFile(path, pre_buffer=False) as file:
         for batch in file.iter_batches(batch_size=rows, columns=list(EvalRecord.COLUMNS)):
             yield from map(EvalRecord.from_row, batch.to_pylist())
 
