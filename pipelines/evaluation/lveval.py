@@ -28,8 +28,6 @@ from pipelines.retrieval.rankers import top
 _UNIT = {"en": "words", "zh": "characters"}
 _HEADER = re.compile(r"(?:^|\n\n)### Passage \d+\n")
 EMPTY_CONTEXT = "empty_context: the record has no context to answer from"
-
-
 PASSAGES_KEPT = 16_384
 """Passages whose chunk spans a :class:`Chunker` keeps: under 1 kB each (measured), so at most
 about 15 MB; an 800-word passage has four chunks of 256 words."""
@@ -37,8 +35,8 @@ TRUNCATION_MARGIN = 16
 """Tokens a truncation window must hold beyond the kept ones, so that a token near the window's
 cut (the one place a window's tokens could differ from the whole text's) is never used."""
 _CHARS_PER_TOKEN = 6
-"""First guess of a window's characters per token (English WordPiece: about 4.5); a window too
-short for its tokens is doubled."""
+"""First guess of a window's characters per token (MiniLM's WordPiece on the snapshot's
+passages: about 4.9); a window too short for its tokens is doubled."""
 _SPACE = re.compile(r"[ \t\n\r]")
 
 
