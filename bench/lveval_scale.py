@@ -92,6 +92,16 @@ def cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def peak_rss_mb() -> float:
+    """This process's peak RSS: ``VmHWM`` (``ru_maxrss`` of a spawned process starts at its
+    parent's, which holds part 1's worlds)."""
+    status = Path("/proc/self/status")
+    if status.is_file():
+        line = next(x for x in status.read_text().splitlines() if x.startswith("VmHWM:"))
+        return int(line.split()[1]) / 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 def settings_for(args: argparse.Namespace) -> tuple[LVEvalSettings, LLMSettings]:
     """The project's lveval and llm settings with the benchmark's levels and questions."""
     params = load_params(ROOT / "params.yaml")
@@ -157,7 +167,7 @@ def stage(path: Path, args: argparse.Namespace) -> dict[str, Any]:
         start, wall = cpu(), time.perf_counter()
         stats = run_lveval(settings, entries=path, out=Path(tmp) / "lveval", llm=llm)
         seconds, wall = cpu() - start, time.perf_counter() - wall
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    peak = peak_rss_mb()
     return {"events": events, "items": stats.counts["qa_items"], "cpu_s": seconds,
             "wall_s": wall, "peak_mb": peak}  # fmt: skip
 

@@ -7,16 +7,19 @@ and checks each candidate with the same substring test, so its answer is exactly
 
 - a needle of space-separated words with a space at each end (an English normal form) can only
   occur where each of its words is a whole whitespace-separated word of the text, so the
-  candidates are the texts holding its rarest word;
+  candidates are the texts holding all its words (:func:`_candidates`);
 - a needle without whitespace (a Chinese normal form, which may start or end inside a word) can
   only occur in texts holding each of its characters, so the candidates are the texts holding
-  its rarest character (this index is built on first use);
+  them all (this index is built on first use);
 - any other needle (empty, or with other whitespace) is looked for in every text.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+
+SKIP_RATIO = 32
+"""A substring test of a passage costs about as much as reading this many postings."""
 
 
 class MentionIndex:
@@ -39,7 +42,19 @@ class MentionIndex:
             postings = [self._chars.get(char, []) for char in set(needle)]
         else:
             return [i for i, text in enumerate(self.texts) if needle in text]
-        return [i for i in min(postings, key=len) if needle in self.texts[i]]
+        return [i for i in _candidates(postings) if needle in self.texts[i]]
+
+
+def _candidates(postings: list[list[int]]) -> list[int]:
+    """The positions in every posting list, ascending; a list much longer than the candidates
+    so far is skipped (reading it would cost more than the substring tests it saves)."""
+    postings = sorted(postings, key=len)
+    found = set(postings[0])
+    for more in postings[1:]:
+        if len(more) > SKIP_RATIO * len(found):
+            break
+        found.intersection_update(more)
+    return sorted(found)
 
 
 def _postings(units: Iterable[Iterable[str]]) -> dict[str, list[int]]:

@@ -78,20 +78,19 @@ def _accepted(values: np.ndarray, top: int) -> np.ndarray:
     """Which of a block of candidate draws are kept, the first compared with step ``top``.
 
     A candidate is kept when it is at most the current step, and each kept one moves to the next
-    step down: kept[t] = values[t] <= top - taken[t], with taken[t] the candidates kept before
-    t. That recurrence is solved as a fixed point of the cumulative sum: a guess of ``taken``
-    that is right up to some t gives a recomputed ``taken`` right up to t + 1, so the iteration
-    ends (within the block's length, in practice within a few passes), and it ends only on the
-    exact solution."""
+    step down: kept[t] = values[t] <= top - (candidates kept before t). That recurrence is solved
+    as a fixed point: a guess right up to some t gives a recomputed guess right up to t + 1, so
+    the iteration ends (within the block's length, in practice within a few passes), and it ends
+    only on the exact solution."""
     room = top - values
-    taken = np.arange(len(values))
+    kept = np.arange(len(values)) <= room  # every candidate kept: the first guess
     while True:
-        kept = taken <= room
-        again = np.zeros_like(taken)
-        np.cumsum(kept[:-1], out=again[1:])
-        if np.array_equal(again, taken):
+        taken = np.cumsum(kept)
+        taken -= kept  # kept before each candidate
+        again = taken <= room
+        if np.array_equal(again, kept):
             return kept
-        taken = again
+        kept = again
 
 
 def _sources(n: int, steps: np.ndarray, picks: np.ndarray) -> np.ndarray:
