@@ -96,9 +96,12 @@ def workspace(world: Path, folder: Path, args: argparse.Namespace, factor: int) 
     lveval["events"]["questions_per_event"] = args.questions
     lveval["events"]["multi_hop_per_event"] = args.multi_hop
     lveval["kpr"]["rules_file"] = None
-    if args.summhay_topics != "snapshot":
-        topics = factor * EVENTS_PER_COPY if args.summhay_topics == "all" else args.summhay_topics
-        params["summhay"]["topics_from_events"] = int(topics)
+    summhay = params["summhay"]
+    per_copy = summhay["topics_from_events"]
+    topics = {"scaled": factor * per_copy, "all": factor * EVENTS_PER_COPY, "snapshot": per_copy}
+    summhay["topics_from_events"] = int(topics.get(args.summhay_topics, args.summhay_topics))
+    if args.summhay_paper:  # SummHay's haystacks: 100 documents of about 750 words
+        summhay.update(documents=100, words_per_document=750, subtopics=8, insights_per_subtopic=6)
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "params.yaml"
     path.write_text(yaml.safe_dump(params, sort_keys=False, allow_unicode=True), "utf-8")
@@ -115,8 +118,9 @@ def measure(factor: int, args: argparse.Namespace, env: dict[str, str]) -> dict[
         cmd = ["benchsmith", "snapshot", "scale", "--factor", str(factor), "--out", str(world)]
         result["world"] = run(cmd, ROOT, env, log)
     params = workspace(world, folder, args, factor)
-    if not args.stages:
+    if not args.stages:  # a whole build starts cold: no outputs, no LLM or embedding cache
         shutil.rmtree(folder / "data", ignore_errors=True)
+        shutil.rmtree(folder / ".cache", ignore_errors=True)
     stages = yaml.safe_load((ROOT / "dvc.yaml").read_text("utf-8"))["stages"]
     for name, stage in stages.items():
         if args.stages and name not in args.stages:
@@ -160,8 +164,12 @@ def main() -> None:
     parser.add_argument("--multi-hop", type=int, default=1, help="lveval multi-hop per event")
     parser.add_argument(
         "--summhay-topics",
-        default="snapshot",
-        help="'snapshot' (its 2 event topics), 'all' (one per event) or a number",
+        default="scaled",
+        help="event topics: 'scaled' (K x the snapshot's 2), 'snapshot' (2), 'all' (one per "
+        "event) or a number",
+    )
+    parser.add_argument(
+        "--summhay-paper", action="store_true", help="SummHay's haystack size (100 x 750 words)"
     )
     parser.add_argument("--stages", nargs="*", help="Only these stages (default: all)")
     args = parser.parse_args()

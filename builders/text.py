@@ -8,6 +8,7 @@ No family module imports another family's helpers; they all import these.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from functools import lru_cache
 from typing import TYPE_CHECKING, Literal
 
@@ -96,14 +97,7 @@ def sentences(text: str) -> list[tuple[int, int]]:
     lower-case letter. Citation marks
     (``[1]``, ``[2, 3]``) after a sentence's stop belong to that sentence.
     """
-    spans: list[tuple[int, int]] = []
-    start = 0
-    for brk in [*_HARD_BREAK.finditer(text), None]:
-        line = text[start : brk.start() if brk else len(text)]
-        if line.strip():
-            spans += _joined(start, line)
-        if brk:
-            start = brk.end()
+    spans = [span for start, line in _lines(text) for span in _joined(start, line)]
     out: list[tuple[int, int]] = []
     for begin, end in spans:
         cite = _LEADING_CITATION.match(text, begin)
@@ -115,6 +109,30 @@ def sentences(text: str) -> list[tuple[int, int]]:
         end -= len(piece) - len(piece.rstrip())
         if end > begin:
             out.append((begin, end))
+    return out
+
+
+def _lines(text: str) -> Iterator[tuple[int, str]]:
+    """``(offset, line)`` of every piece of ``text`` between hard breaks that is not blank."""
+    start = 0
+    for brk in [*_HARD_BREAK.finditer(text), None]:
+        line = text[start : brk.start() if brk else len(text)]
+        if line.strip():
+            yield start, line
+        if brk:
+            start = brk.end()
+
+
+def sentence_lines(text: str) -> list[str] | None:
+    """The pieces of ``text`` between hard breaks (line breaks, Chinese full stops), which
+    :func:`sentences` splits one by one: the sentences of ``text`` are theirs, in order. None
+    when a piece after the first opens with a citation mark, which :func:`sentences` moves onto
+    the sentence before it, across the break."""
+    out: list[str] = []
+    for _, line in _lines(text):
+        if out and _LEADING_CITATION.match(line):
+            return None
+        out.append(line)
     return out
 
 

@@ -13,11 +13,12 @@ import json
 import random
 import re
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 from typing import Any
 
 from builders.lveval import cfi, kpr
 from builders.lveval.records import Evidence, QAItem
-from builders.text import sentences, tokens
+from builders.text import sentence_lines, sentences, tokens
 
 QUESTIONS: dict[str, tuple[str, str]] = {
     # field: (question with {name}, words the stating sentence must contain, "|"-separated)
@@ -191,15 +192,34 @@ def rules_responder(seed: int) -> Any:
     return rules
 
 
+LINES_KEPT = 8_192
+"""Lines whose sentences :func:`answer` keeps with their tokens: about 6 kB each (measured on
+the snapshot's passages), so at most about 50 MB. A passage's lines come back in its item's
+other variants and levels, and in other items' contexts."""
+
+
+@lru_cache(maxsize=LINES_KEPT)
+def _line_sentences(line: str) -> tuple[tuple[str, frozenset[str]], ...]:
+    """The sentences of one line with their tokens."""
+    return tuple((line[a:b], frozenset(tokens(line[a:b]))) for a, b in sentences(line))
+
+
+def _sentence_tokens(text: str) -> list[tuple[str, frozenset[str]]]:
+    """Every sentence of ``text`` (as :func:`sentences` splits it) with its tokens, line by line
+    from the kept lines; the whole text at once when a line opens with a citation mark."""
+    lines = sentence_lines(text)
+    if lines is None:
+        return [(text[a:b], frozenset(tokens(text[a:b]))) for a, b in sentences(text)]
+    return [pair for line in lines for pair in _line_sentences(line)]
+
+
 def answer(v: Mapping[str, Any]) -> str:
     """``lveval/answer``: the date, number or place of the context sentence sharing the most
     words with the question (the whole sentence when it has none)."""
     question = set(tokens(v["question"])) - kpr.NOT_NAMES
     best, score = "", 0
-    context = _PASSAGE_HEADER.sub("\n", v["context"])
-    for start, end in sentences(context):
-        sentence = context[start:end]
-        overlap = len(question & set(tokens(sentence)))
+    for sentence, words in _sentence_tokens(_PASSAGE_HEADER.sub("\n", v["context"])):
+        overlap = len(question & words)
         if overlap > score:
             best, score = sentence, overlap
     asks = v["question"].lower()

@@ -19,7 +19,12 @@ _LOOKUP = 500  # keys per SELECT ... IN (...)
 
 def text_key(fingerprint: str, text: str) -> str:
     """The cache key of ``text`` embedded by the encoder with ``fingerprint``."""
-    return f"{fingerprint}:{hashlib.sha256(text.encode()).hexdigest()}"
+    return digest_key(fingerprint, hashlib.sha256(text.encode()).digest())
+
+
+def digest_key(fingerprint: str, digest: bytes) -> str:
+    """The cache key of the text whose SHA-256 is ``digest``, under ``fingerprint``."""
+    return f"{fingerprint}:{digest.hex()}"
 
 
 class EmbeddingCache:

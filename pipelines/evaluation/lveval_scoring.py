@@ -1,8 +1,9 @@
 """The LV-Eval baselines over every record file: the retrieval and answers tables, the metrics
 by length level and variant, and the plot files (score against level, for ``dvc plots``).
 
-Records are read one (dataset, level) file at a time; every record is ranked by each retriever
-and, when a model answers, answered and scored with AK (:mod:`pipelines.evaluation.lveval`).
+Records stream from one (dataset, level) file at a time, :data:`READ_ROWS` at a time; every
+record is ranked by each retriever and, when a model answers, answered and scored with AK
+(:mod:`pipelines.evaluation.lveval`) while the next ones are read and ranked.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import csv
 import json
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import fmean
@@ -22,7 +23,7 @@ import pyarrow.parquet as pq
 from builders.lveval.records import VARIANTS, EvalRecord
 from pipelines.embed.models import display_name
 from pipelines.errors import EmptyInputError, MissingInputError
-from pipelines.evaluation.lveval import answer_all, by_level, evidence_recall
+from pipelines.evaluation.lveval import Chunker, answer_all, by_level, evidence_found
 from pipelines.evaluation.lveval_baselines_settings import LVEvalBaselines
 from pipelines.llm import LLMClient
 from pipelines.outputs import TableWriter
@@ -30,6 +31,9 @@ from pipelines.progress import progress_iter
 from pipelines.retrieval.rankers import Ranker
 from pipelines.stats import StageStats
 
+READ_ROWS = 16
+"""Records read per batch: 16 records of 256k words take about 100 MB while they are read
+(Arrow's batch and the Python strings; measured by ``bench/lveval_baselines.py``)."""
 RETRIEVAL_SCHEMA = pa.schema(
     [
         pa.field("qa_id", pa.string()),
@@ -109,6 +113,21 @@ def _why_empty(folder: Path) -> str:
     )
 
 
+def read_records(path: Path, rows: int = READ_ROWS) -> Iterator[EvalRecord]:
+    """The records of one file, read ``rows`` at a time (a level of long contexts never sits in
+    memory whole). Without pre-buffering: pyarrow's default reads the byte ranges of every row
+    group asked for ahead, so the whole file would be in memory after all."""
+    with pq.ParquetFile(path, pre_buffer=False) as file:
+        for batch in file.iter_batches(batch_size=rows, columns=list(EvalRecord.COLUMNS)):
+            yield from map(EvalRecord.from_row, batch.to_pylist())
+
+
+def count_rows(path: Path) -> int:
+    """Rows of a Parquet file, from its footer."""
+    with pq.ParquetFile(path) as file:
+        return file.metadata.num_rows
+
+
 def score_records(
     files: Sequence[Path],
     ranks: Mapping[str, Ranker],
@@ -117,35 +136,58 @@ def score_records(
     s: LVEvalBaselines,
     folder: Path,
     stats: StageStats,
+    chunker: Chunker | None = None,
 ) -> Scored:
-    """Rank (and, with a ``client``, answer) every record of ``files``; write
-    ``retrieval.parquet`` and ``answers.parquet`` under ``folder``."""
+    """Rank (and, with a ``client``, answer) every record of ``files``, streaming; write
+    ``retrieval.parquet`` and ``answers.parquet`` under ``folder``. Chunk spans come from
+    ``chunker`` (one for ``s.chunk_words`` when not given)."""
     scored = Scored()
+    chunker = chunker or Chunker(s.chunk_words)
     with (
         TableWriter(folder / "retrieval.parquet", RETRIEVAL_SCHEMA) as retrieval_out,
         TableWriter(folder / "answers.parquet", ANSWER_SCHEMA, batch_rows=64) as answers_out,
     ):
-        for path in files:
-            table = pq.read_table(path, columns=list(EvalRecord.COLUMNS))
-            rows = [EvalRecord.from_row(r) for r in table.to_pylist()]
-            for record in progress_iter(rows, f"lveval baselines: {path.stem}"):
-                scored.sizes[record.level] = record.level_words
-                stats.update("records")
-                if not record.context.strip():
-                    stats.update("records_empty_context")
-                for name, rank in ranks.items():
-                    found, total = evidence_recall(record, rank, s.top_k, s.chunk_words)
-                    row = record.key() | {"retriever": name, "found": found, "evidence": total}
+
+        def ranked(records: Iterable[EvalRecord]) -> Iterator[EvalRecord]:
+            for record in records:
+                for row in rank_record(record, ranks, chunker, s.top_k, scored, stats):
                     retrieval_out.write(row)
-                    recall = found / total if total else None  # nothing to find: no recall
-                    scored.recall_rows.append(row | {"recall": recall})
-            if client is not None:
-                for row in answer_all(client, rows, s, tokenizer):
-                    answers_out.write(row)
-                    scored.answer_rows.append({k: v for k, v in row.items() if k != "prediction"})
-                    stats.count_status(row, "answers", "answer")
-            del rows
+                yield record
+
+        for path in files:
+            label, rows = f"lveval baselines: {path.stem}", count_rows(path)
+            if client is None:
+                for _ in ranked(progress_iter(read_records(path), label, rows)):
+                    pass
+                continue
+            for row in answer_all(client, ranked(read_records(path)), s, tokenizer, label, rows):
+                answers_out.write(row)
+                scored.answer_rows.append({k: v for k, v in row.items() if k != "prediction"})
+                stats.count_status(row, "answers", "answer")
     return scored
+
+
+def rank_record(
+    record: EvalRecord,
+    ranks: Mapping[str, Ranker],
+    chunker: Chunker,
+    top_k: int,
+    scored: Scored,
+    stats: StageStats,
+) -> Iterator[dict[str, Any]]:
+    """The retrieval rows of one record, one per retriever; its chunks are cut once for all."""
+    scored.sizes[record.level] = record.level_words
+    stats.update("records")
+    if not record.context.strip():
+        stats.update("records_empty_context")
+    spans = chunker.spans(record.context)
+    texts = [record.context[a:b] for a, b in spans]
+    for name, rank in ranks.items():
+        found, total = evidence_found(record, spans, rank(record.input, texts), top_k)
+        row = record.key() | {"retriever": name, "found": found, "evidence": total}
+        recall = found / total if total else None  # nothing to find: no recall
+        scored.recall_rows.append(row | {"recall": recall})
+        yield row
 
 
 def lveval_metrics(

@@ -4,7 +4,9 @@ generation baseline, by length level and variant.
 Writes ``retrieval.parquet`` (per record and retriever: evidence spans found in the top-k
 chunks), ``answers.parquet`` (per record: prediction, AK score, output length, status),
 ``lveval.json`` (DVC metrics), ``ak_by_level.csv`` and ``recall_by_level.csv`` (DVC plots: score
-against level) and ``stats.json``. Records are read one (dataset, level) file at a time.
+against level) and ``stats.json``, whose ``passages``, ``dense_chunks`` and ``term_chunks`` say
+how often a passage's chunks, a chunk's vector and a chunk's bag of words were found already
+computed. Records stream from one (dataset, level) file at a time.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from pathlib import Path
 
 from builders.lveval.responders import answer_responders
 from pipelines.embed.models import load_tokenizer
+from pipelines.evaluation.lveval import Chunker
 from pipelines.evaluation.lveval_baselines_settings import LVEvalBaselines
 from pipelines.evaluation.lveval_scoring import (
     lveval_metrics,
@@ -22,7 +25,7 @@ from pipelines.evaluation.lveval_scoring import (
 )
 from pipelines.llm import LLMClient, LLMSettings
 from pipelines.outputs import write_json
-from pipelines.retrieval.rankers import rankers
+from pipelines.retrieval.rankers import memo_stats, rankers
 from pipelines.retrieval.settings import RetrievalSettings
 from pipelines.stage_run import stage_run
 from pipelines.stats import StageStats
@@ -45,7 +48,11 @@ def run_lveval_baselines(
         tokenizer = load_tokenizer(retrieval.tokenizer)
         if s.answer:
             run.client = LLMClient.from_settings(llm, responders=answer_responders())
-        scored = score_records(files, ranks, run.client, tokenizer, s, run.scratch, run.stats)
+        chunker = Chunker(s.chunk_words)
+        scored = score_records(
+            files, ranks, run.client, tokenizer, s, run.scratch, run.stats, chunker
+        )
+        run.extra |= {"passages": chunker.stats(), **memo_stats(ranks)}
         answered = run.client is not None
         metrics = lveval_metrics(scored, s, retrieval.dense_model, answered=answered)
         write_json(run.scratch / "lveval.json", metrics)
