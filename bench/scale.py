@@ -126,7 +126,12 @@ def measure(factor: int, args: argparse.Namespace, env: dict[str, str]) -> dict[
         if args.stages and name not in args.stages:
             continue
         cmd = ["benchsmith", "stage", name, "--params", str(params)]
-        figures = run(cmd, folder, env, log) | outputs(stage, folder)
+        try:
+            figures = run(cmd, folder, env, log) | outputs(stage, folder)
+        except SystemExit as failed:  # keep the stages measured so far
+            result["failed"] = {"stage": name, "reason": str(failed)}
+            print(f"K={factor} {name:18} FAILED: {failed}", flush=True)
+            break
         result["stages"][name] = figures
         print(f"K={factor} {name:18} {json.dumps(figures)}", flush=True)
     return result
