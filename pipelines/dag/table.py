@@ -37,6 +37,8 @@ SHARED: dict[str, Shared] = {
     # the dense retriever follows embed.model unless retrieval.dense_model names one
     "retrieval": Shared(lambda p, where: p.resolved_retrieval(), ("retrieval", "embed.model")),
     "embed_cache": Shared(lambda p, where: p.embed.cache),
+    # the embed stage's executor, for the baselines that embed their chunks in bulk
+    "embed": Shared(lambda p, where: p.embed, ("embed.executor", "embed.ray", "embed.block_rows")),
     # AK as the lveval baselines score it (its mode and per-language thresholds)
     "ak": Shared(
         lambda p, where: p.lveval_baselines,
@@ -183,7 +185,7 @@ _STAGES = (
             ),
         ),
         prompts=("reask.j2", "lveval/answer.j2"),
-        uses=("llm", "retrieval", "embed_cache"),
+        uses=("llm", "retrieval", "embed_cache", "embed"),
     ),
     Stage(
         "wikigen_baselines",

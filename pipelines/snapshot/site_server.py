@@ -10,7 +10,6 @@ from __future__ import annotations
 import mimetypes
 import ssl
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -44,8 +43,8 @@ class _Handler(BaseHTTPRequestHandler):
         url = f"https://{host}{self.path}"
         self.server.requests.append(url)
         trap = self.server.traps.get(url, {})
-        if trap.get("delay_s"):
-            time.sleep(float(trap["delay_s"]))
+        if trap.get("delay_s") and self.server.closing.wait(float(trap["delay_s"])):
+            return  # the server is closing: a stalled answer is not waited for
         status = int(trap.get("status", 200))
         target = page_file(self.server.site, url)
         if status == 200 and not target.is_file():
@@ -69,6 +68,9 @@ class _SiteServer(ThreadingHTTPServer):
     site: Path
     traps: dict[str, dict[str, Any]]
     requests: list[str]
+    closing: threading.Event
+    """Set when the block ends, so that a stalling trap stops at once instead of holding the
+    server's close (which joins every handler thread) for its whole delay."""
 
 
 @contextmanager
@@ -90,8 +92,12 @@ def serve_site(
     """Serve ``site`` over HTTPS at 127.0.0.1 on a free port until the block ends."""
     server = _SiteServer(("127.0.0.1", 0), _Handler)
     server.site, server.traps, server.requests = site, traps, []
+    server.closing = threading.Event()
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(cert, key)
     server.socket = context.wrap_socket(server.socket, server_side=True)
     with in_thread(server):
-        yield server
+        try:
+            yield server
+        finally:
+            server.closing.set()

@@ -15,8 +15,10 @@ from pathlib import Path
 
 from builders.lveval.responders import answer_responders
 from pipelines.embed.models import load_tokenizer
+from pipelines.embed.settings import EmbedSettings
 from pipelines.evaluation.lveval import Chunker
 from pipelines.evaluation.lveval_baselines_settings import LVEvalBaselines
+from pipelines.evaluation.lveval_prefill import prefill
 from pipelines.evaluation.lveval_scoring import (
     lveval_metrics,
     record_files,
@@ -25,7 +27,7 @@ from pipelines.evaluation.lveval_scoring import (
 )
 from pipelines.llm import LLMClient, LLMSettings
 from pipelines.outputs import write_json
-from pipelines.retrieval.rankers import memo_stats, rankers
+from pipelines.retrieval.rankers import CachedDense, memo_stats, rankers
 from pipelines.retrieval.settings import RetrievalSettings
 from pipelines.stage_run import stage_run
 from pipelines.stats import StageStats
@@ -39,12 +41,18 @@ def run_lveval_baselines(
     llm: LLMSettings,
     retrieval: RetrievalSettings,
     embed_cache: Path | None = None,
+    embed: EmbedSettings | None = None,
 ) -> StageStats:
     """Score every record file under ``records``; dense vectors are kept in the embedding
-    cache at ``embed_cache`` (the embed stage's) when given."""
+    cache at ``embed_cache`` (the embed stage's) when given, and then every distinct chunk is
+    embedded first, in bulk, with ``embed``'s executor (local, or Ray)."""
     with stage_run("lveval_baselines", out) as run:
         files = record_files(records)
         ranks = rankers(s.retrievers, retrieval.seed, retrieval.dense_model, embed_cache)
+        dense = ranks.get("dense")
+        if isinstance(dense, CachedDense) and dense.cache is not None:
+            settings = embed or EmbedSettings()
+            run.extra["dense_prefill"] = prefill(files, s.chunk_words, dense, settings, run.scratch)
         tokenizer = load_tokenizer(retrieval.tokenizer)
         if s.answer:
             run.client = LLMClient.from_settings(llm, responders=answer_responders())

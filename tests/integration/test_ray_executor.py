@@ -1,5 +1,5 @@
 """The Ray executor on a local Ray cluster with 2 CPUs gives the local executor's output:
-the same chunks, and the same vectors within float tolerance."""
+the same chunks, the same vectors within float tolerance, and the same LV-Eval baselines."""
 
 from __future__ import annotations
 
@@ -13,11 +13,13 @@ import pytest
 from pipelines.embed.settings import ChunkSettings, EmbedSettings, RaySettings
 from pipelines.stages.chunk import run_chunk
 from pipelines.stages.embed import run_embed
+from tests.pipelines.evaluation.test_lveval_prefill import records, retrieval, run
 from tests.pipelines.stages.test_embed_stage import write_documents
 
 pytestmark = pytest.mark.integration
 
 RAY = RaySettings(num_cpus=2, actors=2, batch_rows=16)
+__all__ = ["records", "retrieval"]  # fixtures of the LV-Eval baselines' tests
 
 
 @pytest.fixture(scope="module")
@@ -72,3 +74,20 @@ def test_ray_chunks_and_vectors_equal_the_local_executor(
     assert np.min(np.sum(va * vb, axis=1)) >= 0.9999
     saved = json.loads((tmp_path / "ray" / "embed" / "stats.json").read_text())
     assert saved["encoder"]["executor"] == "ray" and saved["throughput"]["tokens"] > 0
+
+
+def test_lveval_baselines_embed_their_chunks_on_ray_as_locally(
+    ray_cluster, records: Path, retrieval, tmp_path: Path
+) -> None:
+    local = run(records, tmp_path / "local", retrieval, tmp_path / "local.sqlite", block_rows=32)
+    on_ray = run(
+        records, tmp_path / "ray", retrieval, tmp_path / "ray.sqlite",
+        block_rows=32, executor="ray", ray=RAY.model_dump(),
+    )  # fmt: skip
+    prefill = on_ray["dense_prefill"]
+    assert prefill["executor"] == "ray" and prefill["throughput"]["tokens"] > 0
+    assert prefill["embedded"] == local["dense_prefill"]["embedded"] > 0
+    assert on_ray["dense_chunks"]["embedded"] == 0  # every vector came from the Ray actors
+    for name in ("retrieval.parquet", "lveval.json"):
+        a, b = tmp_path / "local" / name, tmp_path / "ray" / name
+        assert a.read_bytes() == b.read_bytes(), name
