@@ -37,8 +37,9 @@ SHARED: dict[str, Shared] = {
     # the dense retriever follows embed.model unless retrieval.dense_model names one
     "retrieval": Shared(lambda p, where: p.resolved_retrieval(), ("retrieval", "embed.model")),
     "embed_cache": Shared(lambda p, where: p.embed.cache),
-    # the embed stage's executor, for the baselines that embed their chunks in bulk
-    "embed": Shared(lambda p, where: p.embed, ("embed.executor", "embed.ray", "embed.block_rows")),
+    # the embed stage's executor, for the baselines that embed their chunks in bulk (where they
+    # are embedded does not change what: no parameter of DVC's)
+    "embed": Shared(lambda p, where: p.embed),
     # AK as the lveval baselines score it (its mode and per-language thresholds)
     "ak": Shared(
         lambda p, where: p.lveval_baselines,
