@@ -214,37 +214,28 @@ def test_baselines_report_recall_and_ak_by_level_and_variant(
 
 
 def test_dense_vectors_are_kept_in_the_embedding_cache_for_reruns(
-    tmp_path: Path, params: Params, built: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, params: Params, built: Path
 ) -> None:
     from pipelines.embed.cache import EmbeddingCache
-    from pipelines.retrieval.dense import shared_scorer
 
     records = tmp_path / "records"
     records.mkdir()
     first = sorted((built / "records").glob("*.parquet"))[0]
     pq.write_table(pq.read_table(first).slice(0, 8), records / first.name)
     settings = params.lveval_baselines.model_copy(update={"retrievers": ["dense"], "answer": False})
-    scorer = shared_scorer(params.resolved_retrieval().dense_model)
-    embedded: list[int] = []
-    real = scorer.embed
-
-    def counting(texts, kind="passage"):
-        if kind == "passage":
-            embedded.append(len(texts))
-        return real(texts, kind)
-
-    monkeypatch.setattr(scorer, "embed", counting)
     cache = tmp_path / "vectors.sqlite"
 
-    def run(out: str) -> None:
+    def run(out: str) -> dict:
         baselines(params, settings, records, tmp_path / out, embed_cache=cache)
+        return json.loads((tmp_path / out / "stats.json").read_text())
 
-    run("a")
+    stats = run("a")
     stored = len(EmbeddingCache(cache))
-    assert sum(embedded) == stored > 0
-    embedded.clear()
-    run("b")
-    assert embedded == [] and len(EmbeddingCache(cache)) == stored
+    assert stats["dense_prefill"]["embedded"] == stored > 0
+    assert stats["dense_chunks"]["embedded"] == 0  # ranking found every vector in the cache
+    again = run("b")
+    assert again["dense_prefill"]["embedded"] == 0 and len(EmbeddingCache(cache)) == stored
+    assert again["dense_prefill"]["from_cache"] == stored
     a = json.loads((tmp_path / "a" / "lveval.json").read_text())
     assert a == json.loads((tmp_path / "b" / "lveval.json").read_text())
     assert a["evidence_recall"]["dense"]
