@@ -1,6 +1,6 @@
-"""The export's memory is bounded by bytes, not rows: a config of records of a megabyte each
-(LV-Eval's 256k-word contexts are 1.5 MB) is read, digested and written a few megabytes at a
-time, and the split sizes read back one column at a time stay what ``datasets`` computes."""
+"""The export's memory is bounded by bytes, not rows: a config of large records (LV-Eval's
+256k-word contexts are 1.5 MB each) is read, digested and written a few records at a time, and
+the split sizes read back one column at a time stay what ``datasets`` computes."""
 
 from __future__ import annotations
 
