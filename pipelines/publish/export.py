@@ -1,10 +1,11 @@
 """Stage outputs -> Hub-layout Parquet shards ``<config>/<split>-0000i-of-0000N.parquet``.
 
-Tables are streamed batch by batch: rows are filtered, joined, assigned to splits and redacted
-(:mod:`pipelines.publish.rows`), then written under an explicit ``datasets`` feature schema
-(kept in the Parquet metadata, so nested fields and fixed-length vectors load with the declared
-types), in row groups of at most ``ROW_GROUP_BYTES`` of Arrow data
-(:mod:`pipelines.publish.shards`).
+Tables are streamed batch by batch, each batch at most about ``BATCH_BYTES`` of uncompressed
+data (:func:`batch_rows`), so memory does not grow with a file's size nor with its rows': rows
+are filtered, joined, assigned to splits and redacted (:mod:`pipelines.publish.rows`), then
+written under an explicit ``datasets`` feature schema (kept in the Parquet metadata, so nested
+fields and fixed-length vectors load with the declared types), in row groups of at most
+``ROW_GROUP_BYTES`` of Arrow data (:mod:`pipelines.publish.shards`).
 """
 
 from __future__ import annotations
@@ -32,6 +33,12 @@ if TYPE_CHECKING:
     from datasets import Features
 
 BATCH_ROWS = 1024
+"""Most rows in one batch read from a source file."""
+BATCH_BYTES = 16 * 1024 * 1024
+"""Most uncompressed bytes in one batch read from a source file, by its Parquet metadata: ten of
+LV-Eval's 256k-word records (1.5 MB each) rather than a whole level (780 MB at 130 events)."""
+PYTHON_BYTES = 4 * 1024 * 1024
+"""Most Arrow bytes of rows turned into Python objects at once (digests, word counts)."""
 SPLIT_NAME = re.compile(r"^\w+(\.\w+)*$")
 
 
@@ -111,15 +118,17 @@ def export_config(
     url_only: bool,
     shard_bytes: int,
     group_bytes: int = ROW_GROUP_BYTES,
+    batch_bytes: int = BATCH_BYTES,
     dating: Dating | None = None,
 ) -> ExportedConfig:
     """Write one config's shards under ``out/<name>/`` and return what was written; with
-    ``dating``, every row gains its event's dates and first release."""
+    ``dating``, every row gains its event's dates and first release. ``source`` is read in
+    batches of about ``batch_bytes`` of uncompressed data (:func:`batch_rows`)."""
     folder = out / name
     folder.mkdir(parents=True, exist_ok=True)
     joined = _join_table(spec, data)
     rows = Rows(spec, group_value, splits_of, joined, url_only, dating, data)
-    batches = _transformed(rows, source)
+    batches = _transformed(rows, source, batch_bytes)
     first = next(batches, None)
     if first is None:  # no rows: an empty shard still declares the schema
         empty = rows.transform(_read_schema(source).empty_table())
@@ -133,7 +142,9 @@ def export_config(
     writers: dict[str, ShardWriter] = {}
     lengths: list[int] = []
     items: dict[str, tuple[str, str]] = {}
-    for batch in chain([first], batches):
+    batches = chain([first], batches)
+    del first  # written, then freed, as any other batch
+    for batch in batches:
         split_column = batch.column("_split")
         table = pa.Table.from_batches([batch]).drop_columns(["_split"])
         if spec.text_column:
@@ -160,7 +171,8 @@ def item_digests(
 ) -> dict[str, tuple[str, str]]:
     """Item id (the ``ids`` columns joined by ``/``) -> its split and a digest of its row."""
     out = {}
-    for row, split in zip(table.to_pylist(), splits, strict=True):
+    rows = chain.from_iterable(part.to_pylist() for part in row_slices(table))
+    for row, split in zip(rows, splits, strict=True):
         key = "/".join(str(row[c]) for c in ids)
         text = json.dumps(row, sort_keys=True, default=str, ensure_ascii=False)
         out[key] = (split, hashlib.sha256(text.encode()).hexdigest()[:16])
@@ -180,13 +192,33 @@ def _join_table(spec: ConfigSpec, data: Path) -> pa.Table | None:
     return pq.read_table(path, columns=[spec.join.key, *spec.join.columns])
 
 
-def _transformed(rows: Rows, source: Path) -> Iterator[pa.RecordBatch]:
+def batch_rows(metadata: pq.FileMetaData, max_bytes: int = BATCH_BYTES) -> int:
+    """Rows per batch so that a batch holds at most about ``max_bytes`` of uncompressed data:
+    by the widest row group's uncompressed bytes per row (Parquet metadata), at least one row
+    and at most ``BATCH_ROWS``."""
+    widest = max(
+        (
+            group.total_byte_size / group.num_rows
+            for group in map(metadata.row_group, range(metadata.num_row_groups))
+            if group.num_rows
+        ),
+        default=0.0,
+    )
+    if widest <= 0:
+        return BATCH_ROWS
+    return max(1, min(BATCH_ROWS, int(max_bytes // widest)))
+
+
+def _transformed(rows: Rows, source: Path, batch_bytes: int) -> Iterator[pa.RecordBatch]:
     try:
-        reader = pq.ParquetFile(source)
+        # pre_buffer would read ahead the column chunks of many row groups at once
+        reader = pq.ParquetFile(source, pre_buffer=False)
     except (OSError, pa.ArrowInvalid) as exc:
         raise PublishError(f"{source}: not a readable Parquet file: {exc}") from exc
-    for batch in reader.iter_batches(batch_size=BATCH_ROWS):
+    size = batch_rows(reader.metadata, batch_bytes)
+    for batch in reader.iter_batches(batch_size=size):
         table = rows.transform(pa.Table.from_batches([batch]))
+        del batch  # not kept while the rows are written and the next batch is read
         if table.num_rows:
             yield from table.combine_chunks().to_batches()
 
@@ -206,9 +238,22 @@ def word_lengths(table: pa.Table, path: str) -> list[int]:
     column, _, child = path.partition(".")
     if column not in table.column_names:
         return []
-    array = table.column(column).combine_chunks()
-    if child:
-        array = pc.list_flatten(array).field(child)
-    if pa.types.is_integer(array.type):  # a word count column already
-        return [n for n in array.to_pylist() if n]
-    return [n for text in array.to_pylist() if text and (n := len(text.split()))]
+    lengths = []
+    for part in row_slices(table.select([column])):
+        array = part.column(column).combine_chunks()
+        if child:
+            array = pc.list_flatten(array).field(child)
+        if pa.types.is_integer(array.type):  # a word count column already
+            lengths += [n for n in array.to_pylist() if n]
+        else:
+            lengths += [n for text in array.to_pylist() if text and (n := len(text.split()))]
+    return lengths
+
+
+def row_slices(table: pa.Table, max_bytes: int = PYTHON_BYTES) -> Iterator[pa.Table]:
+    """``table`` in slices of about ``max_bytes`` of Arrow data (at least one row each), so that
+    the Python objects made of one slice stay small."""
+    step = max_bytes * table.num_rows // table.nbytes if table.nbytes else table.num_rows
+    step = max(1, step)
+    for start in range(0, table.num_rows, step):
+        yield table.slice(start, step)

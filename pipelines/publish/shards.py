@@ -4,6 +4,7 @@ row groups of at most ``ROW_GROUP_BYTES`` of Arrow data, and the sizes the card 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import product
 from pathlib import Path
 
 import pyarrow as pa
@@ -40,15 +41,23 @@ def largest_prefix(table: pa.Table, max_bytes: int) -> int:
 def arrow_nbytes(paths: list[Path], schema: pa.Schema) -> int:
     """The Arrow size ``datasets`` records as a split's ``num_bytes`` when it loads ``paths``.
 
-    As its Parquet builder does: each file read in batches of its first row group's rows, each
-    batch cast to the features' schema with ``datasets``' own cast; the batches' sizes add up.
+    As its Parquet builder does: each file read as a dataset fragment in batches of its first
+    row group's rows (a batch never spans two row groups), each batch cast to the features'
+    schema with ``datasets``' own cast (``table_cast``); the batches' sizes add up. A table's
+    size is its columns' and that cast goes column by column, so one column of one row group is
+    read at a time: memory holds a batch of one column (64 MB of LV-Eval's contexts), not a row
+    group of every column read ahead.
     """
     # imported here: datasets (about 0.4 s) and pyarrow.dataset, which loads pandas (0.2 s),
     # would otherwise be paid by every `benchsmith` command through the stage table
     import pyarrow.dataset as pds
-    from datasets.table import table_cast
+    from datasets import Features
+    from datasets.table import cast_array_to_feature
 
-    fmt = pds.ParquetFileFormat()
+    features = Features.from_arrow_schema(schema)
+    fmt = pds.ParquetFileFormat(
+        default_fragment_scan_options=pds.ParquetFragmentScanOptions(pre_buffer=False)
+    )
     total = 0
     for path in paths:
         with path.open("rb") as handle:
@@ -56,8 +65,16 @@ def arrow_nbytes(paths: list[Path], schema: pa.Schema) -> int:
             if not fragment.row_groups:
                 continue
             size = fragment.row_groups[0].num_rows
-            for batch in fragment.to_batches(batch_size=size, batch_readahead=0):
-                total += table_cast(pa.Table.from_batches([batch]), schema).nbytes
+            cast = fragment.physical_schema != schema  # table_cast's test, alike for every column
+            for name, group in product(schema.names, range(len(fragment.row_groups))):
+                for batch in fragment.subset(row_group_ids=[group]).to_batches(
+                    columns=[name], batch_size=size, batch_readahead=0, fragment_readahead=0
+                ):
+                    column = batch.column(0)
+                    total += (
+                        cast_array_to_feature(column, features[name]) if cast else column
+                    ).nbytes
+                    del batch, column  # freed before the next one is read
     return total
 
 
