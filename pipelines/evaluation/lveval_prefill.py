@@ -25,13 +25,12 @@ from pipelines.embed.cache import EmbeddingCache, digest_key
 from pipelines.embed.pending import TODO_SCHEMA, embed_pending, throughput
 from pipelines.embed.settings import EmbedSettings
 from pipelines.evaluation.lveval import Chunker
+from pipelines.evaluation.lveval_scoring import READ_ROWS
 from pipelines.outputs import ShardedTableWriter
 from pipelines.progress import progress_iter
 from pipelines.retrieval.memo import text_digest
 from pipelines.retrieval.rankers import CachedDense
 
-READ_ROWS = 16
-"""Records read at a time: a 256k-word context is about 1.5 MB."""
 LOOKUP_ROWS = 2_048
 """Chunk keys looked up in the embedding cache at a time."""
 
