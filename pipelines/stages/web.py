@@ -19,6 +19,7 @@ from builders.wikigen.records import DOCUMENT_SCHEMA, Article, WebDocument
 from pipelines.errors import MissingInputError
 from pipelines.outputs import TableWriter
 from pipelines.sources.web.collect import collect_documents
+from pipelines.sources.web.searcher import Searcher
 from pipelines.sources.web.settings import WebSettings
 from pipelines.sources.wiki.articles import read_articles
 from pipelines.stage_run import stage_run
@@ -38,7 +39,8 @@ def run_web(settings: WebSettings, *, articles: Path, out: Path) -> StageStats:
                 )
     with stage_run("web", out) as run:
         events = read_articles(articles)
-        settled, fetched = collect_documents(settings, events)
+        searcher = Searcher(settings)
+        settled, fetched = collect_documents(settings, events, searcher)
         with TableWriter(run.scratch / DOCUMENTS, DOCUMENT_SCHEMA) as writer:
             for doc in settled:
                 writer.write(doc.to_row())
@@ -53,6 +55,7 @@ def run_web(settings: WebSettings, *, articles: Path, out: Path) -> StageStats:
         if bare := _events_without_documents(events, settled):
             run.stats.update("events_without_documents", bare)
         run.extra["mode"] = settings.mode
+        run.extra["search"] = searcher.stats()
     return run.stats
 
 

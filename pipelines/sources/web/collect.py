@@ -84,10 +84,13 @@ def _settle(
 
 
 def collect_documents(
-    settings: WebSettings, events: list[Article]
+    settings: WebSettings, events: list[Article], searcher: Searcher | None = None
 ) -> tuple[list[WebDocument], int]:
-    """Every candidate of every event, settled with one status; and how many URLs were fetched."""
-    searcher = Searcher(settings)
+    """Every candidate of every event, settled with one status; and how many URLs were fetched.
+
+    ``searcher`` (by default a new one) answers the queries; its ``stats()`` tell the run's
+    search story afterwards."""
+    searcher = searcher or Searcher(settings)
     excluded = settings.search.exclude_domains
     docs: list[WebDocument] = []
     for article in progress_iter(events, "web: collecting candidates", total=len(events)):

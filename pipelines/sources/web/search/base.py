@@ -7,7 +7,7 @@ import string
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime, timedelta
 from urllib.parse import urlsplit
 
 from pipelines.errors import BenchsmithError
@@ -19,6 +19,15 @@ QUERY_FIELDS = ("title", "year", "location")
 
 class SearchError(BenchsmithError):
     """A search failed: bad query template, refused or failed request, missing credentials."""
+
+
+class SearchUnavailable(SearchError):
+    """A provider cannot serve any more queries this run: no key, key refused, API gone (410),
+    quota spent. The provider chain moves on to the next provider."""
+
+    def __init__(self, message: str, *, provider: str = ""):
+        super().__init__(message)
+        self.provider = provider
 
 
 @dataclass(frozen=True)
@@ -40,6 +49,11 @@ class SearchProvider(ABC):
     name: str
     secrets: tuple[str, ...] = ()
     """Values that must never be written out (API keys); loggers and the search log redact them."""
+
+    def unsupported(self, *, date_restrict: str | None, language: str | None) -> list[str]:
+        """The settings this provider cannot honour as given, each with what it does instead
+        (reported once per run, never silently ignored)."""
+        return []
 
     @abstractmethod
     def search(
@@ -128,3 +142,35 @@ def redact(text: str, secrets: Iterable[str], *, key_params: bool = True) -> str
     hit's URL may hold an ordinary ``key=`` parameter).
     """
     return redact_secrets(text, secrets, patterns=key_params)
+
+
+RESTRICT_UNITS = {"d": "days", "w": "weeks", "m": "months", "y": "years"}
+
+
+def parse_restrict(date_restrict: str) -> tuple[str, int]:
+    """Google's dateRestrict ``"m6"`` -> ``("m", 6)``; ValueError for anything else."""
+    unit, amount = date_restrict[:1], date_restrict[1:]
+    if unit not in RESTRICT_UNITS or not amount.isdigit() or int(amount) < 1:
+        raise ValueError(f"{date_restrict!r} is not a date restriction such as 'm6' or 'd7'")
+    return unit, int(amount)
+
+
+def restrict_start(date_restrict: str, today: date) -> date:
+    """The first day ``date_restrict`` lets through, counted back from ``today``."""
+    unit, amount = parse_restrict(date_restrict)
+    if unit in "dw":
+        return today - timedelta(days=amount * (7 if unit == "w" else 1))
+    months = amount * (12 if unit == "y" else 1)
+    year, month = divmod(today.year * 12 + today.month - 1 - months, 12)
+    month += 1
+    for day in range(today.day, 0, -1):  # the 31st of a shorter month: its last day
+        try:
+            return date(year, month, day)
+        except ValueError:
+            continue
+    raise AssertionError("unreachable")
+
+
+def language_code(language: str) -> str:
+    """Google's ``lr`` value ``"lang_en"`` -> ``"en"`` (``"lang_zh-TW"`` -> ``"zh-TW"``)."""
+    return language.removeprefix("lang_")

@@ -16,7 +16,13 @@ from typing import Any
 
 from pipelines.retry import RetryPolicy, retry_after_s
 from pipelines.secrets import RedactingFilter
-from pipelines.sources.web.search.base import SearchError, SearchHit, SearchProvider, redact
+from pipelines.sources.web.search.base import (
+    SearchHit,
+    SearchProvider,
+    SearchUnavailable,
+    redact,
+)
+from pipelines.sources.web.search.calls import Transient, refusal, with_retries
 
 log = logging.getLogger(__name__)
 
@@ -26,6 +32,18 @@ PAGE_SIZE = 10
 """Most results per request (Custom Search JSON API: ``num`` is 1..10)."""
 LAST_START = 91
 """Last page start: the API never returns more than 100 results for a query."""
+CLOSED_MESSAGES = (
+    "not available for new customers",
+    "does not have the access to custom search json api",
+    "whole-web search",
+)
+"""Phrases of Google's answers to a project that may no longer search the whole web."""
+REPLACEMENT = (
+    ". Google Programmable Search is closed to new customers and ends whole-web search on "
+    "2027-01-01: set web.search.providers to e.g. [brave, serpapi, searxng] with BRAVE_API_KEY "
+    "or SERPAPI_KEY in the environment, or web.search.searxng.base_url for a SearXNG instance "
+    "(docs/guides/going-live.md)"
+)
 CLIENT_LOGGERS = ("googleapiclient.discovery", "googleapiclient.http", "googleapiclient.model")
 """google-api-python-client loggers that write request URIs (``discovery`` at DEBUG)."""
 
@@ -60,13 +78,12 @@ class GoogleCSE(SearchProvider):
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
     ):
         if not api_key or not cse_id:
-            raise SearchError("GoogleCSE needs an API key and a search engine id (cx)")
+            raise SearchUnavailable("google_cse needs an API key and a search engine id (cx)")
         from googleapiclient.discovery import build  # 0.3 s to import; only live runs need it
 
         self.secrets = (api_key, cse_id)
         self.cse_id = cse_id
-        self.retries = retries
-        self.backoff_s = backoff_s
+        self.policy = RetryPolicy(retries, backoff_s)
         self._sleep = sleep
         self._clock = clock
         _guard_client_logs(self.secrets)
@@ -84,11 +101,16 @@ class GoogleCSE(SearchProvider):
         """Build from ``GOOGLE_API_KEY`` and ``GOOGLE_CSE_ID``; other options as in ``__init__``."""
         missing = [name for name in (API_KEY_ENV, CSE_ID_ENV) if not os.environ.get(name)]
         if missing:
-            raise SearchError(
+            raise SearchUnavailable(
                 f"live Google search needs {' and '.join(missing)} set in the environment "
                 "(keys are read from the environment only, never from params.yaml)"
             )
         return cls(os.environ[API_KEY_ENV], os.environ[CSE_ID_ENV], **options)
+
+    @classmethod
+    def from_settings(cls, own: None, *, retries: int) -> GoogleCSE:
+        """Build from the environment's keys (no settings of its own)."""
+        return cls.from_env(retries=retries)
 
     def search(
         self, query: str, *, num: int, date_restrict: str | None = None, language: str | None = None
@@ -139,41 +161,32 @@ class GoogleCSE(SearchProvider):
         date_restrict: str | None,
         language: str | None,
     ) -> dict[str, Any]:
-        import httplib2
-        from googleapiclient.errors import HttpError
-
         params = {"q": query, "cx": self.cse_id, "num": num, "start": start}
         if date_restrict:
             params["dateRestrict"] = date_restrict
         if language:
             params["lr"] = language
         request = self._service.cse().list(**params)
-        policy = RetryPolicy(self.retries, self.backoff_s)
-        for attempt in range(self.retries + 1):
-            # Raise "from None" below: a chained HttpError would print its URI, key included.
-            asked = None
-            try:
-                return request.execute()
-            except HttpError as exc:
-                status = exc.resp.status
-                problem = f"HTTP {status}: {redact(str(exc), self.secrets)}"
-                if status != 429 and status < 500:
-                    raise SearchError(f"Google CSE refused query {query!r}: {problem}") from None
+        return with_retries(
+            self.name, query, lambda: self._once(request, query), self.policy, self._sleep
+        )
+
+    def _once(self, request: Any, query: str) -> dict[str, Any]:
+        """One attempt; raise "from None" throughout: a chained HttpError prints its URI."""
+        import httplib2
+        from googleapiclient.errors import HttpError
+
+        try:
+            return request.execute()
+        except HttpError as exc:
+            status = exc.resp.status
+            detail = redact(str(exc), self.secrets)
+            if status == 429 or status >= 500:
                 asked = retry_after_s(exc.resp.get("retry-after"))
-            except (OSError, httplib2.HttpLib2Error) as exc:
-                problem = redact(f"{type(exc).__name__}: {exc}", self.secrets)
-            wait = policy.wait_s(attempt, asked)
-            if wait is None:
-                raise SearchError(
-                    f"Google CSE failed for query {query!r} (start {start}) after "
-                    f"{attempt + 1} attempts: {problem}"
-                ) from None
-            log.warning(
-                "google_cse: %s; retry %d of %d in %.1f s",
-                problem,
-                attempt + 1,
-                self.retries,
-                wait,
-            )
-            self._sleep(wait)
-        raise AssertionError("unreachable")
+                raise Transient(f"HTTP {status}: {detail}", asked) from None
+            closed = status == 410 or any(m in detail.lower() for m in CLOSED_MESSAGES)
+            raise refusal(
+                self.name, query, status, detail, hint=REPLACEMENT if closed else ""
+            ) from None
+        except (OSError, httplib2.HttpLib2Error) as exc:
+            raise Transient(redact(f"{type(exc).__name__}: {exc}", self.secrets)) from None

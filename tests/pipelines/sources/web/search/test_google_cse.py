@@ -121,7 +121,7 @@ def test_google_from_env_reads_both_keys(monkeypatch):
     monkeypatch.setenv("GOOGLE_CSE_ID", CSE_ID)
     http = HttpMockSequence([ok(search_page("q", 1, 1, 1))])
     cse = GoogleCSE.from_env(retries=0, http=http)
-    assert cse.secrets == (KEY, CSE_ID) and cse.retries == 0
+    assert cse.secrets == (KEY, CSE_ID) and cse.policy.retries == 0
     assert [h.url for h in cse.search("q", num=1)] == ["https://news1.example/2026/flood-1"]
 
 

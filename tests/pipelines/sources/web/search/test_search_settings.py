@@ -11,8 +11,8 @@ from pipelines.sources.web.search.settings import WIKIPEDIA_MIRRORS
 
 def test_search_settings_defaults_replay_and_exclude_wikipedia_mirrors():
     s = SearchSettings()
-    assert (s.provider, s.queries, s.results_per_query, s.retries) == (
-        "recorded",
+    assert (s.providers, s.queries, s.results_per_query, s.retries) == (
+        [],
         ["{title}"],
         10,
         3,
@@ -58,7 +58,8 @@ def test_search_settings_rejects_non_plain_template_fields(template):
         ("date_restrict", "6m"),
         ("date_restrict", "m"),
         ("language", "en"),
-        ("provider", "bing"),
+        ("providers", ["bing"]),
+        ("providers", ["brave", "brave"]),
         ("retries", -1),
         ("exclude_domains", ["https://wikipedia.org/"]),
         ("exclude_domians", []),
@@ -85,3 +86,17 @@ def test_search_settings_accept_google_forms_and_normalize_domains():
 def test_search_settings_are_frozen():
     with pytest.raises(ValidationError):
         SearchSettings().retries = 5  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(
+    ("given", "providers"),
+    [({"provider": "google_cse"}, ["google_cse"]), ({"provider": "recorded"}, []),
+     ({"providers": ["searxng", "brave"]}, ["searxng", "brave"])],
+)  # fmt: skip
+def test_the_older_single_provider_setting_still_reads(given, providers):
+    assert SearchSettings(**given).providers == providers
+
+
+def test_provider_and_providers_together_are_refused():
+    with pytest.raises(ValidationError, match="not both"):
+        SearchSettings(provider="brave", providers=["serpapi"])
