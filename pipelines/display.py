@@ -37,6 +37,25 @@ def print_estimate(data: dict[str, Any], out: Console) -> None:
     out.print(f"prompt tokens counted with: {data['tokenizer']}")
     if any(r["completion_from"] == MAX_TOKENS for r in data["prompts"]):
         out.print("* no cached answers of this prompt yet: llm.max_tokens per call, an upper bound")
+    if search := data.get("search"):
+        print_search_plan(search, out)
+
+
+def print_search_plan(search: dict[str, Any], out: Console) -> None:
+    """The search queries a live web stage would send, and their requests and price on each
+    provider if it served them all."""
+    table = Table(
+        title=f"search (live): {search['queries']} queries, {search['recorded']} in the search "
+        f"log, {search['new']} to ask, {search['results_per_query']} hits each"
+    )
+    for name in ("provider", "requests", "USD per 1,000", "USD"):
+        table.add_column(name, justify="left" if name == "provider" else "right")
+    for name, row in search["providers"].items():
+        price = "?" if row["usd_per_1000"] is None else f"{row['usd_per_1000']:.2f}"
+        usd = "?" if row["usd"] is None else f"{row['usd']:.4f}"
+        table.add_row(name, str(row["requests"]), price, usd)
+    out.print(table)
+    out.print("each provider as if it served every new query; the chain tries them in order")
 
 
 def print_report(data: Path) -> bool:

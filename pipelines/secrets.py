@@ -47,6 +47,8 @@ KEY_ENVS: set[str] = {
     "HUGGING_FACE_HUB_TOKEN",
     "GOOGLE_API_KEY",
     "GOOGLE_CSE_ID",
+    "BRAVE_API_KEY",
+    "SERPAPI_KEY",
 }
 """Environment variables benchsmith reads keys from; :func:`register_env` adds more."""
 

@@ -31,12 +31,18 @@ ENV_KEYS = {
     "cse_id": "GOOGLE_CSE_ID",
     "cx": "GOOGLE_CSE_ID",
     "anthropic_api_key": "ANTHROPIC_API_KEY",
+    "brave_api_key": "BRAVE_API_KEY",
+    "subscription_token": "BRAVE_API_KEY",
+    "serpapi_key": "SERPAPI_KEY",
+    "serpapi_api_key": "SERPAPI_KEY",
 }
 """Keys that name the environment variable holding them, wherever they are written."""
 
 SECTION_ENVS = {"publish": "HF_TOKEN", "web": "GOOGLE_API_KEY"}
 """Where a generic secret (``api_key``, ``token``...) of a section comes from; elsewhere it is the
 model's key (``llm.api_key_env``): the only other key benchsmith uses."""
+PROVIDER_ENVS = {"brave": "BRAVE_API_KEY", "serpapi": "SERPAPI_KEY", "google_cse": "GOOGLE_API_KEY"}
+"""Where a generic secret under ``web.search.NAME`` comes from."""
 
 _SECRET_NAME = re.compile(r"(?:^|_)(?:api_?key|key|token|secret|password|passwd)$")
 
@@ -72,6 +78,8 @@ def env_variable(at: Location, llm_key_env: str) -> str | None:
         return ENV_KEYS[name]
     if not _SECRET_NAME.search(name):
         return None
+    if len(at) > 3 and at[:2] == ("web", "search") and str(at[2]) in PROVIDER_ENVS:
+        return PROVIDER_ENVS[str(at[2])]
     return SECTION_ENVS.get(str(at[0]), llm_key_env)
 
 

@@ -7,6 +7,10 @@ wikigen) must have run. Each prompt's row counts the calls the cache cannot answ
 prompt tokens (with ``llm.tokenizer``, a real count), their completion tokens (the cached
 answers' mean, else ``max_tokens``) and their price. Re-asks cannot be foreseen: a stand-in
 answer always passes its check, so each row also gives the most calls re-asks could add.
+
+Without ``--stage``, the search queries a live web stage would send are counted too: the
+queries of the selected events the search log does not answer, and the requests and list price
+they take on each provider of ``web.search.providers``.
 """
 
 from __future__ import annotations
@@ -20,10 +24,12 @@ from typing import Any
 
 from pipelines.dag.invoke import Workspace, run_stage
 from pipelines.dag.spec import Stage
-from pipelines.dag.table import STAGES
+from pipelines.dag.table import ARTICLES, STAGES
 from pipelines.llm.budget import cost_usd
 from pipelines.llm.dry_run import MAX_TOKENS, dry_run
 from pipelines.llm.tokens import TokenCounter
+from pipelines.sources.web.search.plan import search_plan
+from pipelines.sources.wiki.articles import read_articles
 
 
 @dataclass(frozen=True)
@@ -51,6 +57,9 @@ class Estimate:
     model: str
     tokenizer: str
     """The tokenizer that counted prompt tokens, or "" for the rough word-based count."""
+    search: dict[str, Any] | None = None
+    """The search queries a live web stage would send (see the module docstring); ``None``
+    when the wiki stage's articles are not there yet or only some stages were asked."""
 
     def total(self, name: str) -> float:
         """One column summed over every row."""
@@ -67,6 +76,7 @@ class Estimate:
             "tokenizer": self.tokenizer or "approximate (4 tokens per 3 words)",
             "totals": totals,
             "prompts": [asdict(r) for r in self.rows],
+            "search": self.search,
         }
 
 
@@ -125,4 +135,9 @@ def estimate(params: Any, where: Workspace, only: Sequence[str] | None = None) -
                         max_calls_with_reasks=calls * (llm.reasks + 1),
                     )
                 )
-    return Estimate(rows, llm.backend, llm.model, counter.name)
+    articles = ARTICLES.under(where.data)
+    search = None
+    if not only and articles.is_file():
+        web = params.web
+        search = search_plan(web.search, web.search_log, read_articles(articles))
+    return Estimate(rows, llm.backend, llm.model, counter.name, search)

@@ -21,7 +21,7 @@ pytestmark = pytest.mark.integration
 def test_a_query_without_hits_is_asked_once(tmp_path, monkeypatch):
     monkeypatch.setenv("GOOGLE_API_KEY", "test-key")
     monkeypatch.setenv("GOOGLE_CSE_ID", "test-cx")
-    sources, asked, _ = live_web_missing_one_query(tmp_path)
+    sources, asked, _ = live_web_missing_one_query(tmp_path, ["google_cse"])
     empty = {"kind": "customsearch#search", "queries": {"request": [{"count": 0}]}}
     google = HttpMockSequence([({"status": "200"}, json.dumps(empty))])
     monkeypatch.setattr(

@@ -1,6 +1,8 @@
-"""A Google key in the environment never reaches an output file, the archive, the search log,
+"""A search key in the environment never reaches an output file, the archive, the search log,
 the logs or the console, even when the live stage queries Google (through googleapiclient's own
-test double), nor when a loopback Google echoes it back in 429, 500, 400 and 401 answers."""
+test double), nor when a loopback Google echoes it back in 429, 500, 400 and 401 answers, nor
+when loopback Brave and SerpApi echo theirs while the provider chain moves from one to the
+next."""
 
 from __future__ import annotations
 
@@ -26,6 +28,7 @@ from pipelines.stages.web import run_web
 from pipelines.stages.wiki import run_wiki
 from tests.support.canary import leaks, redacting_logs
 from tests.support.http_server import reply
+from tests.support.search_apis import BRAVE_KEY, SERPAPI_KEY, Answer, brave_error, search_apis
 from tests.support.snapshot import ROOT, live_web_missing_one_query
 
 pytestmark = pytest.mark.integration
@@ -38,7 +41,7 @@ def test_key_reaches_no_file_and_no_log(tmp_path, monkeypatch, caplog, no_networ
     monkeypatch.setenv("GOOGLE_API_KEY", KEY)
     monkeypatch.setenv("GOOGLE_CSE_ID", CSE)
     # the search log lacks one event's query, so the stage must ask Google for it
-    sources, asked, answer = live_web_missing_one_query(tmp_path)
+    sources, asked, answer = live_web_missing_one_query(tmp_path, ["google_cse"])
     body = {
         "kind": "customsearch#search",
         "queries": {"request": [{"startIndex": 1, "count": len(answer)}]},
@@ -120,7 +123,7 @@ def test_a_key_google_echoes_in_errors_reaches_no_file_log_or_console(
 ):
     monkeypatch.setenv("GOOGLE_API_KEY", KEY)
     monkeypatch.setenv("GOOGLE_CSE_ID", CSE)
-    sources, asked, answer = live_web_missing_one_query(tmp_path)
+    sources, asked, answer = live_web_missing_one_query(tmp_path, ["google_cse"])
     without_the_query = sources.search_log.read_text()
     body = {
         "kind": "customsearch#search",
@@ -151,14 +154,69 @@ def test_a_key_google_echoes_in_errors_reaches_no_file_log_or_console(
                 assert sent[0] == KEY  # the key went out
 
     with redacting_logs(), no_network(allow=["127.0.0.1"]) as attempts:
-        stats, *refused = [web(statuses) for statuses in ([429, 500], [400], [401])]
+        stats, partial, refused = [web(statuses) for statuses in ([429, 500], [400], [401])]
     assert attempts == []  # nothing but the loopback server was asked
     assert stats.counts["candidates"] > 0
     assert "HTTP 429" in caplog.text and "HTTP 500" in caplog.text  # retried, then answered
     assert f"google_cse: {len(answer)} hits for {asked!r}" in caplog.text
-    refusals = [str(exc) for exc in refused]
-    assert [r.split(": HTTP ")[1][:3] for r in refusals] == ["400", "401"]
+    # a 400 fails that one query (the stage goes on); a 401 leaves no provider to serve
+    assert partial.counts["candidates"] > 0
+    failure = json.loads((tmp_path / "out-400" / "stats.json").read_text())["search"]["failed"]
+    assert list(failure) == [asked] and "HTTP 400" in failure[asked]
+    assert isinstance(refused, SearchError) and "key missing or refused" in str(refused)
+    refusals = [failure[asked], str(refused)]
     assert all("API key REDACTED (engine REDACTED) refused" in r for r in refusals)
     out, err = capfd.readouterr()
     texts = [caplog.text, *(r.getMessage() for r in caplog.records), out, err, *refusals]
     assert leaks([KEY, CSE], folders=[tmp_path], texts=texts) == []
+
+
+def test_keys_brave_and_serpapi_echo_reach_no_file_log_or_console(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    capfd: pytest.CaptureFixture[str],
+    no_network,
+    snapshot_data: Path,
+):
+    sources, asked, answer = live_web_missing_one_query(tmp_path, ["brave", "serpapi"])
+    monkeypatch.setenv("BRAVE_API_KEY", BRAVE_KEY)
+    monkeypatch.setenv("SERPAPI_KEY", SERPAPI_KEY)
+    caplog.set_level(logging.DEBUG)
+    caplog.set_level(logging.DEBUG, logger="pipelines")
+    organic = [{"position": i + 1, "title": h["title"], "link": h["url"], "snippet": h["snippet"]}
+               for i, h in enumerate(answer)]  # fmt: skip
+    echo = {"X-Echo-Key": BRAVE_KEY, "Retry-After": "0"}
+    with search_apis() as apis:
+        apis.scripted += [
+            Answer(429, brave_error(429, "RATE_LIMITED", f"slow down, {BRAVE_KEY}"), echo),
+            Answer(422, brave_error(422, "SUBSCRIPTION_TOKEN_INVALID", f"bad {BRAVE_KEY}"), echo),
+            Answer(200, {"search_metadata": {"status": "Success"}, "organic_results": organic,
+                         "echo": f"api_key={SERPAPI_KEY}"}),
+        ]  # fmt: skip
+        search = sources.search.model_copy(
+            update={
+                "brave": sources.search.brave.model_copy(
+                    update={"base_url": apis.base_url + "/res/v1"}
+                ),
+                "serpapi": sources.search.serpapi.model_copy(update={"base_url": apis.base_url}),
+            }
+        )
+        with redacting_logs(), no_network(allow=["127.0.0.1"]) as attempts:
+            stats = run_web(
+                sources.model_copy(update={"search": search}),
+                articles=snapshot_data / "wiki" / "articles.parquet",
+                out=tmp_path / "out",
+            )
+    assert attempts == [] and stats.counts["candidates"] > 0
+    assert apis.requests[0]["headers"]["X-Subscription-Token"] == BRAVE_KEY  # it went out
+    assert apis.requests[2]["params"]["api_key"] == SERPAPI_KEY
+    summary = json.loads((tmp_path / "out" / "stats.json").read_text())["search"]
+    assert summary["answered"] == {"serpapi": 1} and list(summary["unavailable"]) == ["brave"]
+    recorded = [json.loads(line) for line in sources.search_log.read_text().splitlines()]
+    assert [r["url"] for r in recorded if r["query"] == asked] == [h["url"] for h in answer]
+    assert {r["provider"] for r in recorded if r["query"] == asked} == {"serpapi"}
+    out, err = capfd.readouterr()
+    texts = [caplog.text, *(r.getMessage() for r in caplog.records), out, err]
+    assert "HTTP 429" in caplog.text and "set aside" in caplog.text
+    assert leaks([BRAVE_KEY, SERPAPI_KEY], folders=[tmp_path], texts=texts) == []

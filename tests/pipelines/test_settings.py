@@ -280,6 +280,12 @@ SECRET = "sk-test-0123456789abcdefghij"
          "GOOGLE_API_KEY"),
         (lambda d: d["web"]["search"].update(cse_id=SECRET), "web -> search -> cse_id",
          "GOOGLE_CSE_ID"),
+        (lambda d: d["web"]["search"].setdefault("brave", {}).update(api_key=SECRET),
+         "web -> search -> brave -> api_key", "BRAVE_API_KEY"),
+        (lambda d: d["web"]["search"].setdefault("serpapi", {}).update(token=SECRET),
+         "web -> search -> serpapi -> token", "SERPAPI_KEY"),
+        (lambda d: d["web"]["search"].update(serpapi_api_key=SECRET),
+         "web -> search -> serpapi_api_key", "SERPAPI_KEY"),
         (lambda d: d.update(hf_token=SECRET), "hf_token", "HF_TOKEN"),
     ],
 )  # fmt: skip

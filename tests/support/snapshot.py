@@ -38,10 +38,12 @@ SNAPSHOT_TRAPS = {
 }
 
 
-def live_web_missing_one_query(tmp: Path) -> tuple[Any, str, list[dict[str, Any]]]:
-    """Live ``sources`` settings over a copy of the snapshot's archive and a search log that lacks
-    the first event's query, so the web stage must ask the live provider for it; returns the
-    settings, that query and its recorded hits (what the provider should answer)."""
+def live_web_missing_one_query(
+    tmp: Path, providers: list[str]
+) -> tuple[Any, str, list[dict[str, Any]]]:
+    """Live ``sources`` settings, asking ``providers``, over a copy of the snapshot's archive and
+    a search log that lacks the first event's query, so the web stage must ask a live provider
+    for it; returns the settings, that query and its recorded hits (what it should answer)."""
     from pipelines.settings import load_params
 
     web = ROOT / "snapshot" / "web"
@@ -51,7 +53,10 @@ def live_web_missing_one_query(tmp: Path) -> tuple[Any, str, list[dict[str, Any]
     kept = [line for line, e in zip(lines, entries, strict=True) if e["query"] != asked]
     (tmp / "search.jsonl").write_text("\n".join(kept) + "\n")
     shutil.copytree(web / "archive", tmp / "archive")
-    sources = load_params(ROOT / "params.yaml").web.model_copy(
-        update={"mode": "live", "archive": tmp / "archive", "search_log": tmp / "search.jsonl"}
-    )
+    web_settings = load_params(ROOT / "params.yaml").web
+    search = web_settings.search.model_copy(update={"providers": providers})
+    sources = web_settings.model_copy(
+        update={"mode": "live", "archive": tmp / "archive", "search_log": tmp / "search.jsonl",
+                "search": search}
+    )  # fmt: skip
     return sources, asked, [e for e in entries if e["query"] == asked]

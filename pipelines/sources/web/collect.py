@@ -18,6 +18,7 @@ from pipelines.sources.web.extract import Extraction, extract_many, finished
 from pipelines.sources.web.fetch import REFETCHED, Fetcher, FetchResult
 from pipelines.sources.web.replay import ReplayFetcher, load_index
 from pipelines.sources.web.search import is_excluded, render_queries
+from pipelines.sources.web.search.plan import article_fields
 from pipelines.sources.web.searcher import Searcher
 from pipelines.sources.web.settings import WebSettings
 from pipelines.sources.web.urls import canonical_url
@@ -94,14 +95,8 @@ def collect_documents(
     excluded = settings.search.exclude_domains
     docs: list[WebDocument] = []
     for article in progress_iter(events, "web: collecting candidates", total=len(events)):
-        fields = {
-            "title": article.title,
-            "year": str(article.created_at.year) if article.created_at else "",
-            "location": article.infobox.get("location", ""),
-        }
-        hits = [
-            h for q in render_queries(settings.search.queries, fields) for h in searcher.search(q)
-        ]
+        queries = render_queries(settings.search.queries, article_fields(article))
+        hits = [h for q in queries for h in searcher.search(q)]
         docs += candidates(
             event_id(article), article, hits, canonical_url, lambda url: is_excluded(url, excluded)
         )

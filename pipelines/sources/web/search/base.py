@@ -47,6 +47,10 @@ class SearchProvider(ABC):
     """A search engine: a query in, ranked hits out."""
 
     name: str
+    page_size: int = 10
+    """Hits one request returns at most (what a query of ``num`` hits costs in requests)."""
+    usd_per_1000: float | None = None
+    """List price per 1,000 requests, dated where it is set; ``None``: unknown."""
     secrets: tuple[str, ...] = ()
     """Values that must never be written out (API keys); loggers and the search log redact them."""
 

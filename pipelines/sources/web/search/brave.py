@@ -24,7 +24,6 @@ from pydantic import Field
 
 from builders.settings import Strict
 from pipelines.retry import RetryPolicy
-from pipelines.secrets import register_env
 from pipelines.sources.web.search.base import (
     SearchHit,
     SearchProvider,
@@ -48,8 +47,6 @@ KEY_CODES = ("SUBSCRIPTION_TOKEN_INVALID", "SUBSCRIPTION_NOT_FOUND")
 """Error codes (Brave answers 422) of a missing or refused key."""
 LANGUAGES = {"zh-cn": "zh-hans", "zh-tw": "zh-hant", "pt": "pt-pt"}
 """Google lr codes that Brave spells differently."""
-
-register_env(API_KEY_ENV)
 
 
 def error_codes(body: Any) -> list[str]:
@@ -87,6 +84,9 @@ class BraveSearch(SearchProvider):
     """Web search with the Brave Search API, paging 20 at a time, retrying 429 and 5xx."""
 
     name = "brave"
+    page_size = PAGE_SIZE
+    usd_per_1000 = 5.0
+    """Search plan, $5 per 1,000 requests (https://brave.com/search/api/, read 2026-11)."""
 
     def __init__(
         self,

@@ -65,6 +65,10 @@ class GoogleCSE(SearchProvider):
     """
 
     name = "google_cse"
+    page_size = PAGE_SIZE
+    usd_per_1000 = 5.0
+    """$5 per 1,000 queries beyond 100 free a day (https://developers.google.com/custom-search/
+    v1/overview, read 2026-11); closed to new customers, whole-web search ends 2027-01-01."""
 
     def __init__(
         self,

@@ -67,6 +67,10 @@ class SearXNG(SearchProvider):
     """Search through a SearXNG instance, page by page, retrying 429 and 5xx."""
 
     name = "searxng"
+    page_size = 10
+    """About what an instance serves a page (it depends on its engines)."""
+    usd_per_1000 = 0.0
+    """Self-hosted: no fee to SearXNG (the engines it asks have their own terms)."""
 
     def __init__(
         self,

@@ -25,7 +25,6 @@ from pydantic import Field
 
 from builders.settings import Strict
 from pipelines.retry import RetryPolicy, retry_after_s
-from pipelines.secrets import register_env
 from pipelines.sources.web.search.base import (
     SearchError,
     SearchHit,
@@ -44,8 +43,6 @@ LAST_START = 90
 SPENT = ("run out of searches", "searches for the month have run out", "plan searches")
 """Phrases of a 429 from an account out of searches (not a passing throughput limit)."""
 
-register_env(API_KEY_ENV)
-
 
 class SerpApiSettings(Strict):
     """SerpApi's Google Search API (key: ``SERPAPI_KEY``)."""
@@ -62,6 +59,10 @@ class SerpApi(SearchProvider):
     """Google results through SerpApi, a page of 10 at a time, retrying 429 and 5xx."""
 
     name = "serpapi"
+    page_size = PAGE_SIZE
+    usd_per_1000 = 15.0
+    """Developer plan, $75 for 5,000 searches a month (https://serpapi.com/pricing, read
+    2026-11); a page of results is one search."""
 
     def __init__(
         self,
