@@ -32,7 +32,7 @@ from pipelines.sources.web.search.base import (
     parse_restrict,
     restrict_start,
 )
-from pipelines.sources.web.search.calls import JsonApi, field
+from pipelines.sources.web.search.calls import HitList, JsonApi
 
 API_KEY_ENV = "BRAVE_API_KEY"
 PAGE_SIZE = 20
@@ -147,24 +147,14 @@ class BraveSearch(SearchProvider):
         self, query: str, *, num: int, date_restrict: str | None = None, language: str | None = None
     ) -> list[SearchHit]:
         """Up to ``num`` hits: pages of up to 20 until ``num`` hits or no more results."""
-        retrieved_at = self._clock()
+        found = HitList(query, self.name, num, self._clock())
         params = self._params(query, date_restrict, language)
-        hits: list[SearchHit] = []
-        seen: set[str] = set()
         size = min(PAGE_SIZE, num)  # offset counts pages of this size
         for offset in range(LAST_OFFSET + 1):
             page = self._api.get(self.url, {**params, "count": size, "offset": offset}, query=query)
             results = (page.get("web") or {}).get("results") or []
-            for item in results:
-                url = field(item, "url")
-                if not url or url in seen or len(hits) >= num:
-                    continue
-                seen.add(url)
-                hits.append(SearchHit(query=query, provider=self.name, rank=len(hits) + 1,
-                                      url=url, title=field(item, "title"),
-                                      snippet=field(item, "description"),
-                                      retrieved_at=retrieved_at))  # fmt: skip
+            found.add(results, "url", "title", "description")
             more = (page.get("query") or {}).get("more_results_available")
-            if len(hits) >= num or not results or more is False:
+            if found.full or not results or more is False:
                 break
-        return hits
+        return found.hits

@@ -14,13 +14,14 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Iterable, Mapping
+from datetime import datetime
 from itertools import count
 from typing import Any, TypeVar
 
 import httpx
 
 from pipelines.retry import RetryPolicy, retry_after_s
-from pipelines.sources.web.search.base import SearchError, SearchUnavailable, redact
+from pipelines.sources.web.search.base import SearchError, SearchHit, SearchUnavailable, redact
 
 log = logging.getLogger(__name__)
 
@@ -161,6 +162,37 @@ def asked_wait_s(headers: Mapping[str, str]) -> float | None:
         first = (headers.get("x-ratelimit-reset") or "").split(",")[0].strip()
         asked = float(first) if first.isdigit() else None
     return asked
+
+
+class HitList:
+    """The hits of one query as pages arrive: ranked from 1, each URL once, at most ``num``."""
+
+    def __init__(self, query: str, provider: str, num: int, retrieved_at: datetime):
+        self.query, self.provider, self.num, self.retrieved_at = query, provider, num, retrieved_at
+        self.hits: list[SearchHit] = []
+        self._seen: set[str] = set()
+
+    @property
+    def full(self) -> bool:
+        """Whether ``num`` hits are in."""
+        return len(self.hits) >= self.num
+
+    def add(self, items: Iterable[Any], url: str, title: str, snippet: str) -> int:
+        """Take the results ``items`` (JSON objects with those field names); return how many
+        were new."""
+        fresh = 0
+        for item in items:
+            link = field(item, url) if isinstance(item, Mapping) else ""
+            if not link or link in self._seen or self.full:
+                continue
+            self._seen.add(link)
+            fresh += 1
+            self.hits.append(SearchHit(
+                query=self.query, provider=self.provider, rank=len(self.hits) + 1, url=link,
+                title=field(item, title), snippet=field(item, snippet),
+                retrieved_at=self.retrieved_at,
+            ))  # fmt: skip
+        return fresh
 
 
 def field(item: Mapping[str, Any], name: str) -> str:

@@ -26,7 +26,7 @@ from pipelines.sources.web.search.base import (
     language_code,
     parse_restrict,
 )
-from pipelines.sources.web.search.calls import JsonApi, field
+from pipelines.sources.web.search.calls import HitList, JsonApi
 
 TIME_RANGES = ("day", "week", "month", "year")
 """SearXNG's time ranges, narrowest first."""
@@ -128,7 +128,7 @@ class SearXNG(SearchProvider):
         self, query: str, *, num: int, date_restrict: str | None = None, language: str | None = None
     ) -> list[SearchHit]:
         """Up to ``num`` hits, pages from 1 until ``num`` hits or an empty page."""
-        retrieved_at = self._clock()
+        found = HitList(query, self.name, num, self._clock())
         params: dict[str, str | int] = {"q": query, "format": "json"}
         if date_restrict and (covering := time_range(date_restrict)):
             params["time_range"] = covering
@@ -138,22 +138,9 @@ class SearXNG(SearchProvider):
             params["categories"] = ",".join(self.categories)
         if self.engines:
             params["engines"] = ",".join(self.engines)
-        hits: list[SearchHit] = []
-        seen: set[str] = set()
         for pageno in range(1, MAX_PAGES + 1):
             page = self._api.get(self.url, {**params, "pageno": pageno}, query=query)
-            results = page.get("results") or []
-            fresh = 0
-            for item in results:
-                url = field(item, "url") if isinstance(item, dict) else ""
-                if not url or url in seen or len(hits) >= num:
-                    continue
-                seen.add(url)
-                fresh += 1
-                hits.append(SearchHit(query=query, provider=self.name, rank=len(hits) + 1,
-                                      url=url, title=field(item, "title"),
-                                      snippet=field(item, "content"),
-                                      retrieved_at=retrieved_at))  # fmt: skip
-            if len(hits) >= num or not fresh:
+            fresh = found.add(page.get("results") or [], "url", "title", "content")
+            if found.full or not fresh:
                 break
-        return hits
+        return found.hits

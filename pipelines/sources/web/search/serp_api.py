@@ -33,7 +33,7 @@ from pipelines.sources.web.search.base import (
     redact,
     restrict_start,
 )
-from pipelines.sources.web.search.calls import Transient, field, refusal, with_retries
+from pipelines.sources.web.search.calls import HitList, Transient, refusal, with_retries
 
 API_KEY_ENV = "SERPAPI_KEY"
 PAGE_SIZE = 10
@@ -156,26 +156,16 @@ class SerpApi(SearchProvider):
         self, query: str, *, num: int, date_restrict: str | None = None, language: str | None = None
     ) -> list[SearchHit]:
         """Up to ``num`` hits: pages start at 0, 10, 20 … until ``num`` hits or no next page."""
-        retrieved_at = self._clock()
+        found = HitList(query, self.name, num, self._clock())
         params = self._params(query, date_restrict, language)
-        hits: list[SearchHit] = []
-        seen: set[str] = set()
         for start in range(0, LAST_START + 1, PAGE_SIZE):
             page = with_retries(
                 self.name, query, lambda s=start: self._page({**params, "start": s}, query),
                 self.policy, self._sleep,
             )  # fmt: skip
             results = page.get("organic_results") or []
-            for item in results:
-                url = field(item, "link") if isinstance(item, dict) else ""
-                if not url or url in seen or len(hits) >= num:
-                    continue
-                seen.add(url)
-                hits.append(SearchHit(query=query, provider=self.name, rank=len(hits) + 1,
-                                      url=url, title=field(item, "title"),
-                                      snippet=field(item, "snippet"),
-                                      retrieved_at=retrieved_at))  # fmt: skip
+            found.add(results, "link", "title", "snippet")
             more = (page.get("serpapi_pagination") or {}).get("next")
-            if len(hits) >= num or not results or not more:
+            if found.full or not results or not more:
                 break
-        return hits
+        return found.hits
