@@ -80,6 +80,44 @@ class FetchSettings(Strict):
         return mapping
 
 
+ARCHIVES = ("citation", "wayback")
+"""The archives an archived copy of a dead link can come from (``web.archives.order``)."""
+
+
+class ArchiveSettings(Strict):
+    """Archived copies of dead human-editor links: which archives are tried, in order, and where.
+
+    Only a human-editor link that ended ``dead``, ``error`` or ``not_html`` is tried; the
+    archived copy is fetched by the same polite fetcher (robots.txt of the archive host, caps,
+    address guard), kept in the WARC archive and replayed like any fetch.
+    """
+
+    order: list[Literal["citation", "wayback"]] = Field(
+        default_factory=lambda: list(ARCHIVES),
+        description=(
+            "Archives tried, in this order: citation (the citation's own archive-url), wayback "
+            "(the Wayback Machine's snapshot closest to the citation's access-date, else the "
+            "event's date). Empty: archived copies are not tried."
+        ),
+    )
+    wayback_api: str = Field(
+        "https://archive.org/wayback/available",
+        pattern=r"^https?://\S+$",
+        description=(
+            "The Wayback Machine's availability API (https://archive.org/help/wayback_api.php), "
+            "asked ?url=...&timestamp=YYYYMMDD; another URL points at a stand-in speaking the "
+            "same JSON."
+        ),
+    )
+
+    @field_validator("order")
+    @classmethod
+    def _once(cls, order: list[str]) -> list[str]:
+        if len(set(order)) != len(order):
+            raise ValueError(f"an archive is named twice in {order}")
+        return order
+
+
 class WebSettings(Strict):
     """The ``web`` stage: where related documents come from and how they are fetched."""
 
@@ -97,3 +135,4 @@ class WebSettings(Strict):
     fetch: FetchSettings = Field(default_factory=FetchSettings)
     search: SearchSettings = Field(default_factory=SearchSettings)
     extract: ExtractSettings = Field(default_factory=ExtractSettings)
+    archives: ArchiveSettings = Field(default_factory=ArchiveSettings)
