@@ -142,12 +142,10 @@ def _settle(
         note = recovery.note()
         return replace(lost, reason=f"{lost.reason}; {note}") if note else lost
     settled = _outcome(doc, copy.result, extracted.get(copy.memento_url))
+    why = f"{copy.archive} copy of a link that ended {fetched.status} ({fetched.reason})"
     return replace(
         settled,
-        reason=(
-            f"{copy.archive} copy of a link that ended {fetched.status} ({fetched.reason}); "
-            f"{settled.reason}"
-        ),
+        reason="; ".join(part for part in (why, settled.reason) if part),
         archived=True,
         archive=copy.archive,
         memento_at=copy.memento_at,
