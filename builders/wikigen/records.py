@@ -20,11 +20,20 @@ class Section:
 
 @dataclass(frozen=True)
 class Reference:
-    """One ``<ref>`` citation: rendered cite text plus the cited URL ('' when it has none)."""
+    """One ``<ref>`` citation: rendered cite text plus the cited URL ('' when it has none).
+
+    ``archive_url``, ``archive_date`` and ``access_date`` are the citation's own ``archive-url``,
+    ``archive-date`` and ``access-date`` as written ('' when absent): where an archived copy
+    is, and when the editor read the page (the web stage tries that copy, and the archive
+    snapshot closest to that date, when the live link is gone).
+    """
 
     name: str
     cite_text: str
     url: str
+    archive_url: str = ""
+    archive_date: str = ""
+    access_date: str = ""
 
 
 @dataclass(frozen=True)
@@ -195,7 +204,16 @@ ARTICLE_SCHEMA = pa.schema(
         pa.field(
             "references",
             pa.list_(
-                pa.struct([("name", pa.string()), ("cite_text", pa.string()), ("url", pa.string())])
+                pa.struct(
+                    [
+                        ("name", pa.string()),
+                        ("cite_text", pa.string()),
+                        ("url", pa.string()),
+                        ("archive_url", pa.string()),
+                        ("archive_date", pa.string()),
+                        ("access_date", pa.string()),
+                    ]
+                )
             ),
         ),
         pa.field(
@@ -247,6 +265,11 @@ class WebDocument:
     """One related document of an event: a human-editor link or a search result, and its fate.
 
     Every candidate is kept, whatever its ``status``; only ``ok`` ones enter the entries.
+    ``archived`` says the text comes from an archived copy of a human-editor link that ended
+    ``dead``, ``error`` or ``not_html`` (``final_url`` is then the copy's URL): ``archive``
+    names where it came from (``citation``: the citation's ``archive-url``; ``wayback``: the
+    Wayback Machine's snapshot closest to the access date), ``memento_at`` when the copy was
+    made (UTC, None when the archive does not say).
     """
 
     event_id: str
@@ -270,6 +293,9 @@ class WebDocument:
     query: str = ""
     rank: int | None = None
     snippet: str = ""
+    archived: bool = False
+    archive: str = ""
+    memento_at: datetime | None = None
 
     def to_row(self) -> dict[str, Any]:
         """Return the record as a row matching :data:`DOCUMENT_SCHEMA`."""
@@ -299,6 +325,9 @@ DOCUMENT_SCHEMA = pa.schema(
         pa.field("query", pa.string()),
         pa.field("rank", pa.int32()),
         pa.field("snippet", pa.string()),
+        pa.field("archived", pa.bool_()),
+        pa.field("archive", pa.string()),
+        pa.field("memento_at", _TS),
     ]
 )
 

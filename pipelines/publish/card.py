@@ -61,7 +61,10 @@ FIELD_DOCS = {
     "sections": "Sections with level, title and text (the reference article).",
     "infobox": "Infobox fields as key/value pairs.",
     "infobox_type": "The infobox template, e.g. flood or election.",
-    "references": "The article's citations: name, citation text and URL.",
+    "references": (
+        "The article's citations: name, citation text, URL, and the citation's archive-url, "
+        "archive-date and access-date as written."
+    ),
     "word_count": "Length in words.",
     "documents": "Related documents of the entry (usable ones, with text).",
     "document_counts": "Related documents by origin and crawl status, usable or not.",
@@ -80,6 +83,9 @@ FIELD_DOCS = {
     "query": "The search query that found the document.",
     "rank": "Rank of the document in the search results.",
     "snippet": "The search engine's snippet.",
+    "archived": "Whether the text comes from an archived copy of a lost human-editor link.",
+    "archive": "Where the archived copy came from: citation (its archive-url) or wayback.",
+    "memento_at": "When the archived copy was made (UTC), if the archive says.",
     "dataset": "LV-Eval subset name.",
     "hops": "1 for single-hop questions, 2 or more for multi-hop.",
     "passage_ids": "The supporting passages of the question.",

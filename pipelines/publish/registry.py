@@ -351,7 +351,12 @@ DATASETS: dict[str, DatasetSpec] = {
                 "wikigen_baselines",
             ),
             split_index=(ENTRIES, "event_id", "split"),
-            statistics=("documents_per_entry", "crawl_outcomes", "wiki_rejections"),
+            statistics=(
+                "documents_per_entry",
+                "crawl_outcomes",
+                "archived_copies",
+                "wiki_rejections",
+            ),
             baselines=("wikigen_baselines/wikigen.json",),
             citations=("wikigenbench",),
             contamination=True,

@@ -113,6 +113,24 @@ def crawl_outcomes(data: Path) -> StatTable:
     )
 
 
+def archived_copies(data: Path) -> StatTable:
+    """How many documents came from web archives, by archive, and how many of them are usable."""
+    table = pq.read_table(data / DOCUMENTS, columns=["status", "archive"]).to_pylist()
+    found = Counter(r["archive"] for r in table if r["archive"])
+    usable = Counter(r["archive"] for r in table if r["archive"] and r["status"] == "ok")
+    rows = [[a, found[a], usable[a]] for a in sorted(found)]
+    total = sum(r["status"] == "ok" for r in table)
+    return StatTable(
+        "Documents from web archives",
+        f"{sum(usable.values())} of the {total} usable documents are archived copies of links "
+        "the article's editors cited that were gone (dead, error or not HTML) when fetched: "
+        "`citation` from the citation's own archive-url, `wayback` the Wayback Machine's "
+        "snapshot closest to the citation's access date.",
+        ["archive", "documents", "usable"],
+        rows,
+    )
+
+
 def counts_by(
     data: Path,
     source: str,
@@ -202,6 +220,7 @@ class Statistic:
 NAMED: dict[str, Statistic] = {
     "documents_per_entry": Statistic(documents_per_entry, (DOCUMENTS,)),
     "crawl_outcomes": Statistic(crawl_outcomes, (DOCUMENTS,)),
+    "archived_copies": Statistic(archived_copies, (DOCUMENTS,)),
     "wiki_rejections": Statistic(wiki_rejections, (WIKI_REJECTED,)),
     "summhay_drops": Statistic(summhay_drops, (SUMMHAY_DROPS,)),
     "lveval_drops": Statistic(lveval_drops, (LVEVAL_DROPS,)),

@@ -3,8 +3,10 @@
 The authored pages in ``snapshot/web/site`` are served over HTTPS on 127.0.0.1 under their own
 ``.example`` host names (a throw-away CA makes TLS real); the live fetcher, with a resolver
 entry mapping ``*.example`` to that server and an allow-list naming 127.0.0.1 explicitly, fetches
-every related document of the selected events into a fresh WARC archive. Search results are
-recorded the same way, through the provider interface, from ``pages.jsonl``.
+every related document of the selected events into a fresh WARC archive, and looks for
+archived copies of the human-editor links it lost in the stand-in web archive
+(``wayback/``, :mod:`pipelines.snapshot.wayback`) with the web stage's own code. Search results
+are recorded the same way, through the provider interface, from ``pages.jsonl``.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import json
 import shutil
 import tempfile
+from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -24,10 +27,10 @@ from builders.wikigen.entries import event_id
 from builders.wikigen.select import classify
 from pipelines.snapshot.site_server import serve_site
 from pipelines.snapshot.tls import make_certificates
-from pipelines.sources.web.fetch import Fetcher
+from pipelines.snapshot.wayback import ARCHIVE_HOST
+from pipelines.sources.web.collect import archive_searches, fetch_documents
 from pipelines.sources.web.search import SearchHit, SearchLog, SearchProvider, is_excluded
 from pipelines.sources.web.urls import canonical_url, host_of
-from pipelines.sources.web.warc_archive import WarcArchive
 from pipelines.sources.wiki.dump import read_dump
 
 
@@ -88,10 +91,12 @@ def record_web(params: Any, web_dir: Path, *, when: datetime | None = None) -> d
             lambda url: is_excluded(url, web.search.exclude_domains),
         )
     urls = list(dict.fromkeys(d.url for d in docs if d.status == PENDING))
-    hosts = sorted({host_of(u) for u in urls} | {p.name for p in site.iterdir() if p.is_dir()})
+    hosts = sorted(
+        {host_of(u) for u in urls} | {p.name for p in site.iterdir() if p.is_dir()} | {ARCHIVE_HOST}
+    )
     with tempfile.TemporaryDirectory() as tmp:
         ca, cert, key = make_certificates(Path(tmp), hosts)
-        with serve_site(site, traps, cert, key) as server:
+        with serve_site(site, traps, cert, key, web_dir / "wayback") as server:
             port = server.server_address[1]
             fetch = web.fetch.model_copy(
                 update={
@@ -104,17 +109,17 @@ def record_web(params: Any, web_dir: Path, *, when: datetime | None = None) -> d
                     "total_timeout_s": 4.0,
                 }
             )
-            archive = WarcArchive(web.archive)
-            try:
-
-                async def run() -> list[Any]:
-                    async with Fetcher(fetch, archive) as fetcher:
-                        return await fetcher.fetch_all(urls)
-
-                results = anyio.run(run)
-            finally:
-                archive.close()
+            live = web.model_copy(update={"mode": "live", "fetch": fetch})
+            wants = archive_searches(live, events, docs)
+            results, recoveries = anyio.run(fetch_documents, live, urls, docs, wants)
     statuses: dict[str, int] = {}
-    for result in results:
+    for result in results.values():
         statuses[result.status] = statuses.get(result.status, 0) + 1
-    return {"events": len(events), "urls": len(urls), "fetch_statuses": statuses}
+    copies = Counter(r.copy.archive for r in recoveries.values() if r.copy is not None)
+    return {
+        "events": len(events),
+        "urls": len(urls),
+        "fetch_statuses": statuses,
+        "lost_links": len(recoveries),
+        "archived_copies": dict(sorted(copies.items())),
+    }

@@ -2,11 +2,12 @@
 
 ``benchsmith snapshot scale --factor K --out DIR`` writes ``DIR/wiki/export.xml`` (every article
 page K times, the templates once), ``DIR/web/site`` (every authored page K times),
-``DIR/web/pages.jsonl`` and ``DIR/web/traps.yaml`` (the search answers and misbehaving URLs of
-every copy, so dead links, duplicates, mirrors and traps keep the snapshot's proportions), then
-records the web side with the code behind ``benchsmith snapshot record-web``
-(``DIR/web/archive`` and ``DIR/web/search.jsonl``), so the stages replay it offline, and
-``DIR/world.json``: what was written and the settings that point a build at it.
+``DIR/web/wayback`` (every archived copy K times), ``DIR/web/pages.jsonl`` and
+``DIR/web/traps.yaml`` (the search answers and misbehaving URLs of every copy, so dead links,
+duplicates, mirrors and traps keep the snapshot's proportions), then records the web side with
+the code behind ``benchsmith snapshot record-web`` (``DIR/web/archive`` and
+``DIR/web/search.jsonl``), so the stages replay it offline, and ``DIR/world.json``: what was
+written and the settings that point a build at it.
 
 Copy 0 is the snapshot; each further copy renames, rescales, redates and reorders its text
 (:mod:`pipelines.snapshot.world_text`). Each copy of an event is created on a day of its own: all
@@ -275,6 +276,26 @@ def _write_site(world: World, site: Path, copies: list[tuple[CopyRewrite, dict[s
     return written
 
 
+def _write_wayback(
+    world: World, wayback: Path, copies: list[tuple[CopyRewrite, dict[str, int]]]
+) -> int:
+    """Every copy of every archived copy in the archive stand-in, made at the same time."""
+    written = 0
+    folder = world.snapshot / "web" / "wayback"
+    for stamp in sorted(p for p in folder.iterdir() if p.is_dir()) if folder.is_dir() else []:
+        for file in sorted(p for p in stamp.rglob("*.html") if p.is_file()):
+            url = _site_url(stamp, file)
+            event = world.event_of.get(url, "")
+            for rewrite, shifts in copies:
+                target = page_file(wayback / stamp.name, rewrite.url(url))
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_text(
+                    rewrite.text(file.read_text("utf-8"), shifts.get(event, 0)), "utf-8"
+                )
+                written += 1
+    return written
+
+
 def _write_manifests(
     world: World, web: Path, copies: list[tuple[CopyRewrite, dict[str, int]]]
 ) -> None:
@@ -327,6 +348,7 @@ def grow(
             twice = sorted({t for t in titles if titles.count(t) > 1})
             raise BenchsmithError(f"the grown world repeats page titles: {twice[:5]}")
         files = _write_site(world, scratch / "web" / "site", copies)
+        files += _write_wayback(world, scratch / "web" / "wayback", copies)
         _write_manifests(world, scratch / "web", copies)
         summary: dict[str, Any] = {
             "factor": factor,

@@ -21,6 +21,9 @@ from dataclasses import dataclass, field
 from datetime import date, timedelta
 from urllib.parse import urlsplit, urlunsplit
 
+from pipelines.snapshot.wayback import ARCHIVE_HOST
+from pipelines.sources.web.archives import memento_parts
+
 MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August",
           "September", "October", "November", "December")  # fmt: skip
 WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
@@ -152,10 +155,14 @@ class CopyRewrite:
         return f"/c{self.copy}{renamed}"
 
     def url(self, url: str) -> str:
-        """``url`` in this copy; URLs of other hosts are left alone."""
+        """``url`` in this copy; URLs of other hosts are left alone, and a memento URL of the
+        archive stand-in names its original's copy."""
         parts = urlsplit(url)
         if not self.copy or parts.hostname not in self.hosts:
             return url
+        memento = memento_parts(url) if parts.hostname == ARCHIVE_HOST else None
+        if memento is not None:
+            return url[: len(url) - len(memento[2])] + self.url(memento[2])
         return urlunsplit(parts._replace(path=self.path(parts.path or "/")))
 
     def text(self, text: str, shift_days: int = 0, year: int = 2026) -> str:

@@ -2,8 +2,12 @@
 
 Human-editor links (citations and External links) and search results become candidates; each
 unique URL is fetched once (live, appending to the WARC archive, or replayed from it) and its
-HTML extracted to text. Every candidate ends with one status and a reason; events left without
-a usable document (no candidate, or none fetched) are counted as ``events_without_documents``.
+HTML extracted to text. A human-editor link that ended ``dead``, ``error`` or ``not_html`` is
+looked for in the archives of ``web.archives.order`` (its citation's ``archive-url``, the Wayback
+Machine); ``archive_lost`` counts those, ``archive_recovered`` the ones an archived copy
+replaced, ``archive_<archive>_tried`` and ``archive_<archive>_recovered`` the same per archive.
+Every candidate ends with one status and a reason; events left without a usable document (no
+candidate, or none fetched) are counted as ``events_without_documents``.
 
 Live runs resume: URLs whose outcome is already archived, and queries already in the search log,
 are not asked again; only URLs archived as ``rate_limited`` are fetched again.
@@ -40,14 +44,16 @@ def run_web(settings: WebSettings, *, articles: Path, out: Path) -> StageStats:
     with stage_run("web", out) as run:
         events = read_articles(articles)
         searcher = Searcher(settings)
-        settled, fetched = collect_documents(settings, events, searcher)
+        collected = collect_documents(settings, events, searcher)
+        settled = collected.documents
         with TableWriter(run.scratch / DOCUMENTS, DOCUMENT_SCHEMA) as writer:
             for doc in settled:
                 writer.write(doc.to_row())
         by = Counter((d.origin, d.status) for d in settled)
         run.stats.counts.update(
-            {"events": len(events), "candidates": len(settled), "urls_fetched": fetched}
+            {"events": len(events), "candidates": len(settled), "urls_fetched": collected.urls}
         )
+        run.stats.counts.update({f"archive_{k}": n for k, n in sorted(collected.archives.items())})
         run.stats.counts.update({f"{o}_{s}": n for (o, s), n in sorted(by.items())})
         for doc in settled:
             if doc.status != "ok":
@@ -70,7 +76,10 @@ def summary(stats: StageStats, out: Path) -> str:
     ok = sum(v for k, v in stats.counts.items() if k.endswith("_ok"))
     bare = stats.counts.get("events_without_documents", 0)
     note = f" ({bare} without a usable document)" if bare else ""
+    lost = stats.counts.get("archive_lost", 0)
+    archived = f", {stats.counts.get('archive_recovered', 0)} of {lost} lost links from archives"
     return (
         f"web: {stats.counts['candidates']} candidate documents for {stats.counts['events']} "
-        f"events{note}, {ok} ok, {sum(stats.dropped.values())} dropped -> {out}/"
+        f"events{note}, {ok} ok{archived if lost else ''}, {sum(stats.dropped.values())} "
+        f"dropped -> {out}/"
     )

@@ -63,7 +63,7 @@ def test_killed_live_run_resumes_without_refetching(tmp_path):
     traps = yaml.safe_load((WEB / "traps.yaml").read_text())
     hosts = sorted({host_of(u) for u in load_index(WEB / "archive")})
     ca, cert, key = make_certificates(tmp_path / "tls", hosts)
-    with serve_site(WEB / "site", traps, cert, key) as server:
+    with serve_site(WEB / "site", traps, cert, key, WEB / "wayback") as server:
         port = server.server_address[1]
         reference = _live_params(tmp_path, port, ca, tmp_path / "reference")
         run_web(load_params(reference).web, articles=articles, out=tmp_path / "ref-out")

@@ -101,3 +101,16 @@ def test_entries_follow_from_documents(recorded, documents):
     assert sum(len(e["documents"]) for e in entries) == ok
     assert {e["split"] for e in entries} <= {"train", "test"}
     assert sum(sum(c["count"] for c in e["document_counts"]) for e in entries) == len(documents)
+
+
+def test_some_dead_links_come_back_from_the_archive_stand_in(documents):
+    archived = [d for d in documents if d["archived"]]
+    assert Counter(d["archive"] for d in archived) == {"wayback": 9, "citation": 3}
+    assert all(d["status"] == "ok" and d["origin"] == "human" for d in archived)
+    assert all(d["final_url"].startswith("https://web.archive.example/web/") for d in archived)
+    # two copies of situation report no. 4: the one closest to its access date (7 March) wins
+    report = next(d for d in archived if d["url"].endswith("meridal-valley-situation-report-4"))
+    assert report["memento_at"].date().isoformat() == "2026-03-07"
+    assert "superseded" not in report["text"]
+    lost = [d for d in documents if d["origin"] == "human" and d["status"] == "dead"]
+    assert lost and all("no archived copy: wayback: no snapshot" in d["reason"] for d in lost)

@@ -17,8 +17,11 @@ DOTTED = re.compile(r"(?<![\w./-])(?:" + "|".join(SECTIONS) + r")(?:\.[a-z_][a-z
 """``section.key[.key...]`` with a top-level section of params.yaml, not inside a module path,
 a file path or a host name."""
 
-FILE_SUFFIXES = {"json", "jsonl", "parquet", "md", "j2", "yaml", "py", "txt", "sqlite", "com"}
-"""A last part that makes the name a file (``lveval.json``) or a host (``wiki.kidzsearch.com``)."""
+FILE_SUFFIXES = {
+    *("json", "jsonl", "parquet", "md", "j2", "yaml", "py", "txt", "sqlite", "com", "example")
+}
+"""A last part that makes the name a file (``lveval.json``) or a host (``wiki.kidzsearch.com``,
+the snapshot's archive stand-in ``web.archive.example``)."""
 
 FORMER = {"llm.json_mode", *DOTTED.findall(" ".join(RENAMED.values()))}
 """Keys of older files that a message names on purpose, to say where they went."""

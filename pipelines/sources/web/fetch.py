@@ -192,21 +192,24 @@ class Fetcher:
                 group.start_soon(one, i, url)
         return [r for r in results if r is not None]
 
-    async def fetch(self, url: str) -> FetchResult:
-        """Fetch one URL, following redirects by hand; record its outcome in the archive."""
+    async def fetch(self, url: str, content_types: Sequence[str] | None = None) -> FetchResult:
+        """Fetch one URL, following redirects by hand; record its outcome in the archive.
+
+        ``content_types`` replaces ``settings.content_types`` for this URL (an API's JSON)."""
         assert self._slots is not None, "use Fetcher as an async context manager"
+        kinds = tuple(self.settings.content_types if content_types is None else content_types)
         async with self._slots:
             # all records of this fetch, its outcome included, go to one WARC file
             with self.archive.fetch() if self.archive is not None else nullcontext():
                 try:
-                    result = await self._fetch(url)
+                    result = await self._fetch(url, kinds)
                 except Exception as exc:  # a bug costs this URL, not the crawl
                     result = FetchResult(url, "error", f"{type(exc).__name__}: {exc}")
                 if self.archive is not None:
                     self.archive.write_outcome(url, result.outcome())
         return result
 
-    async def _fetch(self, url: str) -> FetchResult:
+    async def _fetch(self, url: str, kinds: Sequence[str]) -> FetchResult:
         current, seen, attempts = url, {url}, 0
         try:
             _checked(url)
@@ -226,14 +229,16 @@ class Fetcher:
                     seen.add(target)
                     current = target
                     continue
-                return self._finish(url, current, response, attempts)
+                return self._finish(url, current, response, attempts, kinds)
             raise _Failure("error", f"more than {self.settings.max_redirects} redirects")
         except _Failure as failure:
             return FetchResult(
                 url, failure.status, failure.reason, final_url=current, attempts=attempts
             )
 
-    def _finish(self, url: str, final: str, response: _Response, attempts: int) -> FetchResult:
+    def _finish(
+        self, url: str, final: str, response: _Response, attempts: int, kinds: Sequence[str]
+    ) -> FetchResult:
         status = response.status
         kind, declared = media_type(response.header("content-type"))
         common = {
@@ -251,7 +256,7 @@ class Fetcher:
             return FetchResult(url, "dead", f"HTTP {status}", **common)
         if not 200 <= status < 300:
             return FetchResult(url, "error", f"HTTP {status} after {attempts} attempts", **common)
-        if kind not in self.settings.content_types:
+        if kind not in kinds:
             return FetchResult(url, "not_html", f"content type {kind or 'missing'}", **common)
         encoding = response.header("content-encoding")
         body = read_body(response.raw, encoding, kind, declared, self.settings.max_bytes, final)

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 
-from pipelines.sources.web.fetch import FetchResult
+from pipelines.sources.web.fetch import REFETCHED, Fetcher, FetchResult
 from pipelines.sources.web.http_body import read_body
 from pipelines.sources.web.settings import FetchSettings
 from pipelines.sources.web.warc_archive import Recorded, read_archive, unreadable
@@ -65,8 +65,9 @@ class ReplayFetcher:
     async def __aexit__(self, *exc: object) -> None:
         return None
 
-    async def fetch(self, url: str) -> FetchResult:
-        """The archived result, or an ``error`` saying the URL was never recorded."""
+    async def fetch(self, url: str, content_types: Sequence[str] | None = None) -> FetchResult:
+        """The archived result, or an ``error`` saying the URL was never recorded
+        (``content_types`` is decided when the fetch was recorded, and ignored here)."""
         found = self.index.get(url)
         if found is not None:
             return found
@@ -75,3 +76,28 @@ class ReplayFetcher:
     async def fetch_all(self, urls: Sequence[str]) -> list[FetchResult]:
         """Results for ``urls`` in order."""
         return [await self.fetch(url) for url in urls]
+
+
+class Resuming:
+    """A live fetcher that takes what is archived already (but for :data:`REFETCHED`
+    outcomes) from the archive's index instead of fetching it again; ``fresh`` names the URLs
+    it fetched live."""
+
+    def __init__(self, fetcher: Fetcher, index: dict[str, FetchResult]):
+        self.fetcher = fetcher
+        self.done = {u: r for u, r in index.items() if r.status not in REFETCHED}
+        self.fresh: set[str] = set()
+
+    async def fetch(self, url: str, content_types: Sequence[str] | None = None) -> FetchResult:
+        """The archived outcome of ``url``, or a live fetch of it."""
+        if url in self.done:
+            return self.done[url]
+        self.fresh.add(url)
+        return await self.fetcher.fetch(url, content_types)
+
+    async def fetch_all(self, urls: Sequence[str]) -> list[FetchResult]:
+        """Results for ``urls`` in order; only those not archived are fetched, concurrently."""
+        todo = [u for u in dict.fromkeys(urls) if u not in self.done]
+        self.fresh.update(todo)
+        results = {r.url: r for r in await self.fetcher.fetch_all(todo)}
+        return [self.done[u] if u in self.done else results[u] for u in urls]

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import fnmatch
 from typing import Literal
+from urllib.parse import urlsplit
 
-from pydantic import Field, StrictInt, field_validator
+from pydantic import Field, StrictInt, field_validator, model_validator
 
 from builders.settings import Strict
 from pipelines.paths import ProjectPath
@@ -80,6 +82,46 @@ class FetchSettings(Strict):
         return mapping
 
 
+RESERVED_TLDS = ("example", "test", "invalid", "localhost")
+"""Top-level domains no public host has (RFC 2606)."""
+ARCHIVES = ("citation", "wayback")
+"""The archives an archived copy of a dead link can come from (``web.archives.order``)."""
+
+
+class ArchiveSettings(Strict):
+    """Archived copies of dead human-editor links: which archives are tried, in order, and where.
+
+    Only a human-editor link that ended ``dead``, ``error`` or ``not_html`` is tried; the
+    archived copy is fetched by the same polite fetcher (robots.txt of the archive host, caps,
+    address guard), kept in the WARC archive and replayed like any fetch.
+    """
+
+    order: list[Literal["citation", "wayback"]] = Field(
+        default_factory=lambda: list(ARCHIVES),
+        description=(
+            "Archives tried, in this order: citation (the citation's own archive-url), wayback "
+            "(the Wayback Machine's snapshot closest to the citation's access-date, else the "
+            "event's date). Empty: archived copies are not tried."
+        ),
+    )
+    wayback_api: str = Field(
+        "https://archive.org/wayback/available",
+        pattern=r"^https?://\S+$",
+        description=(
+            "The Wayback Machine's availability API (https://archive.org/help/wayback_api.php), "
+            "asked ?url=...&timestamp=YYYYMMDD; another URL points at a stand-in speaking the "
+            "same JSON."
+        ),
+    )
+
+    @field_validator("order")
+    @classmethod
+    def _once(cls, order: list[str]) -> list[str]:
+        if len(set(order)) != len(order):
+            raise ValueError(f"an archive is named twice in {order}")
+        return order
+
+
 class WebSettings(Strict):
     """The ``web`` stage: where related documents come from and how they are fetched."""
 
@@ -97,3 +139,22 @@ class WebSettings(Strict):
     fetch: FetchSettings = Field(default_factory=FetchSettings)
     search: SearchSettings = Field(default_factory=SearchSettings)
     extract: ExtractSettings = Field(default_factory=ExtractSettings)
+    archives: ArchiveSettings = Field(default_factory=ArchiveSettings)
+
+    @model_validator(mode="after")
+    def _live_archive_is_reachable(self) -> WebSettings:
+        """A live run must not ask the snapshot's stand-in archive: a host under a reserved
+        top-level domain (.example, .test, .invalid, .localhost) that ``fetch.resolve`` does
+        not map is reachable nowhere."""
+        if self.mode != "live" or "wayback" not in self.archives.order:
+            return self
+        host = (urlsplit(self.archives.wayback_api).hostname or "").lower()
+        mapped = any(fnmatch.fnmatch(host, p.lower()) for p in self.fetch.resolve)
+        if host.rsplit(".", 1)[-1] in RESERVED_TLDS and not mapped:
+            raise ValueError(
+                f"web.archives.wayback_api is {self.archives.wayback_api}, a host no live run can "
+                "reach (the snapshot's stand-in); set it to "
+                "https://archive.org/wayback/available, or leave wayback out of "
+                "web.archives.order"
+            )
+        return self

@@ -2,8 +2,10 @@
 
 Each fetch writes its HTTP exchanges (request and response records, every hop and retry) and
 closes with a ``metadata`` record holding the outcome (status, reason, final URL, headers that
-matter) as JSON. Replay reads the outcome records back and, for successful fetches, the body of
-the final response, so a replayed run sees exactly what the live run saw.
+matter) as JSON. An archived copy of a dead link is a fetch like any other, under its memento
+URL, followed by a ``metadata`` record naming the original URL and the memento time. Replay
+reads the outcome records back and, for successful fetches, the body of the final response, so
+a replayed run sees exactly what the live run saw.
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ from warcio.warcwriter import WARCWriter
 from pipelines.errors import SourceFormatError
 
 OUTCOME_TYPE = "application/vnd.benchsmith.fetch-outcome+json"
+MEMENTO_TYPE = "application/vnd.benchsmith.memento+json"
+"""An archived copy's link to the page it copies (:meth:`WarcArchive.write_memento`)."""
 CHUNK_BYTES = 1 << 20
 READ_BLOCK = 4096
 """Compressed bytes warcio inflates at a time when reading: at deflate's 1032:1 ceiling about
@@ -145,14 +149,38 @@ class WarcArchive:
 
     def write_outcome(self, url: str, outcome: dict[str, Any]) -> None:
         """Close a fetch with its outcome record, in the file of its exchanges."""
+        self._write_metadata(url, OUTCOME_TYPE, outcome)
+
+    def write_memento(
+        self, memento_url: str, original_url: str, memento_at: str, archive: str
+    ) -> None:
+        """Link an archived copy to the page it copies: a ``metadata`` record whose target is
+        the memento URL (the URL its exchanges and outcome are kept under), with the original
+        URL and the memento time (``WARC-Refers-To-Target-URI``, ``WARC-Refers-To-Date``: WARC
+        1.1's names for the URI and date of the capture a record refers to) and the archive."""
+        link = {"original_url": original_url, "memento_at": memento_at, "archive": archive}
+        headers = {"WARC-Refers-To-Target-URI": original_url}
+        if memento_at:
+            headers["WARC-Refers-To-Date"] = memento_at
+        self._write_metadata(memento_url, MEMENTO_TYPE, link, headers)
+
+    def _write_metadata(
+        self,
+        url: str,
+        content_type: str,
+        content: dict[str, Any],
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        """One JSON ``metadata`` record, in the file of the fetch under way (or on its own)."""
         file = self._bound()
         loose = file is None
         if file is None:
             file, self._loose = self._loose or self._begin(), None
-        payload = json.dumps(outcome, sort_keys=True, default=str).encode()
+        payload = json.dumps(content, sort_keys=True, default=str).encode()
         record = file.writer.create_warc_record(
-            url, "metadata", payload=BytesIO(payload), warc_content_type=OUTCOME_TYPE
-        )
+            url, "metadata", payload=BytesIO(payload), warc_content_type=content_type,
+            warc_headers_dict=headers,
+        )  # fmt: skip
         file.writer.write_record(record)
         file.stream.flush()
         if loose:

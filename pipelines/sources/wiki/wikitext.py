@@ -354,7 +354,14 @@ def _cite_reference(template: Template, name: str = "") -> Reference:
     doi = _param(template, "doi")
     if not url and doi:
         url = f"https://doi.org/{doi}"
-    return Reference(name=name, cite_text=cite_text(template), url=url)
+    return Reference(
+        name=name,
+        cite_text=cite_text(template),
+        url=url,
+        archive_url=_param(template, "archive-url", "archiveurl"),
+        archive_date=_param(template, "archive-date", "archivedate"),
+        access_date=_param(template, "access-date", "accessdate"),
+    )
 
 
 def _reference(tag: Tag) -> Reference | None:

@@ -173,6 +173,9 @@ def test_card_reports_crawl_outcomes_and_documents_per_entry(hub_export, publish
     dead_row = next(line for line in crawl.splitlines() if line.startswith("| dead |"))
     assert dead_row.rstrip(" |").endswith(f" {dead}")
     assert "### Usable documents per entry, by origin" in body
+    archived = card_section(body, "Documents from web archives")
+    assert "12 of the " in archived  # the snapshot's archive stand-in gives back 12 dead links
+    assert "| wayback | 9 | 9 |" in archived and "| citation | 3 | 3 |" in archived
     assert "| `vector` | `float16[384]` |" in body
     assert "2026-01-01 to 2026-12-31" in body and "`wikigen.seed` = 2026" in body
 
