@@ -35,7 +35,7 @@ def _live_params(tmp: Path, port: int, ca: Path, archive: Path) -> Path:
     data = yaml.safe_load((ROOT / "params.yaml").read_text())
     data["wiki"]["dump"]["path"] = str(ROOT / data["wiki"]["dump"]["path"])
     data["web"].update(mode="live", archive=str(archive), search_log=str(tmp / "search.jsonl"))
-    data["web"]["search"]["provider"] = "recorded"
+    data["web"]["search"]["providers"] = []  # the search log only
     data["web"]["fetch"].update(
         resolve={"*.example": f"127.0.0.1:{port}"},
         allow_addresses=["127.0.0.1/32"],

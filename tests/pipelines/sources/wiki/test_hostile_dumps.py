@@ -95,7 +95,12 @@ def test_a_corrupt_compressed_dump_is_called_corrupt_not_malformed(
         list(read_dump(dump))
     message = str(error.value)
     suffix = name.rsplit(".", 1)[-1]
-    assert message.startswith(f"{dump}: corrupt compressed file: its .{suffix} data fails")
+    # the decompressor refuses the bad block itself, or the XML it let through breaks first:
+    # which one depends on where the flipped bytes fall in the dump's blocks
+    assert message.startswith(
+        (f"{dump}: corrupt compressed file: its .{suffix} data fails",
+         f"{dump}: truncated or corrupt .{suffix} data")
+    )  # fmt: skip
     assert "malformed" not in message
 
 
