@@ -43,6 +43,8 @@ class SiteInfo:
 
     article_base: str = ""
     namespaces: dict[int, str] = field(default_factory=dict)
+    language: str = ""
+    """The export's ``xml:lang`` (the wiki's content language), empty when not given."""
 
 
 @dataclass
@@ -65,9 +67,12 @@ def _child_text(elem: ET.Element, name: str) -> str:
     return ""
 
 
-def site_from(elem: ET.Element) -> SiteInfo:
-    """The :class:`SiteInfo` of a ``<siteinfo>`` element."""
-    info = SiteInfo()
+XML_LANG = "{http://www.w3.org/XML/1998/namespace}lang"
+
+
+def site_from(elem: ET.Element, language: str = "") -> SiteInfo:
+    """The :class:`SiteInfo` of a ``<siteinfo>`` element, in an export of ``language``."""
+    info = SiteInfo(language=language)
     base = _child_text(elem, "base")
     if "/wiki/" in base:
         info.article_base = base.split("/wiki/", 1)[0] + "/wiki/"
@@ -154,7 +159,7 @@ def _pages(path: Path) -> Iterator[tuple[SiteInfo, _Page]]:
                     page = _Page()
                 continue
             if tag == "siteinfo":
-                site = site_from(elem)
+                site = site_from(elem, root.get(XML_LANG, "") if root is not None else "")
             elif tag == "title":
                 page.title = elem.text or ""
             elif tag in ("revision", "redirect"):
@@ -170,6 +175,15 @@ def _pages(path: Path) -> Iterator[tuple[SiteInfo, _Page]]:
                 yield site, page
                 if root is not None:
                     root.clear()
+
+
+def dump_language(path: Path) -> str:
+    """The ``xml:lang`` of an export's root element (empty when it has none), reading only the
+    start of the file."""
+    with XmlSource(path, events=("start",)) as xml:
+        for _, elem in xml:
+            return elem.get(XML_LANG, "")
+    return ""
 
 
 def read_dump(

@@ -15,19 +15,15 @@ from __future__ import annotations
 
 import calendar
 from collections.abc import Callable
-from functools import lru_cache
+from datetime import date
+from functools import lru_cache, partial
 
 from babel import Locale
 
+from pipelines.sources.wiki import convert
+
 Renderer = Callable[[list[str], dict[str, str]], str]
-
-_RANGE_WORDS = {"-", "–", "to", "and", "or", "x", "by", "+/-", "±", "&"}
-
-
-def _convert(args: list[str], named: dict[str, str]) -> str:
-    if len(args) >= 4 and args[1] in _RANGE_WORDS:
-        return " ".join(args[:4])
-    return " ".join(args[:2])
+DatedRenderer = Callable[[list[str], dict[str, str], date], str]
 
 
 def _first(args: list[str], named: dict[str, str]) -> str:
@@ -78,6 +74,62 @@ def _date_and_age(args: list[str], named: dict[str, str]) -> str:
         age = first[0] - second[0] - ((first[1], first[2]) < (second[1], second[2]))
         return f"{_date_of(first)} (aged {age})"
     return _date_of(first)
+
+
+def _years(since: list[int], until: tuple[int, int, int]) -> int:
+    """Whole years from the date ``since`` (year, month, day) to ``until``."""
+    year, month, day = [*since, 1, 1][:3]
+    return until[0] - year - ((until[1], until[2]) < (month, day))
+
+
+def _age(args: list[str], named: dict[str, str], as_of: date) -> str:
+    """``{{age|1969|07|20}}`` -> whole years to ``as_of`` (or to the second date given)."""
+    since, until = _parts(args[:3]), _parts(args[3:6])
+    if not since:
+        return ""
+    end = tuple(until) if until and len(until) == 3 else (as_of.year, as_of.month, as_of.day)
+    return str(_years(since, end))  # type: ignore[arg-type]
+
+
+def _age_ymd(args: list[str], named: dict[str, str], as_of: date) -> str:
+    """``{{age in years, months and days|1775|04|19|1783|09|03}}`` -> ``8 years, 4 months and
+    15 days`` (to ``as_of`` when the second date is missing)."""
+    since, until = _parts(args[:3]), _parts(args[3:6])
+    if not since or len(since) != 3:
+        return _age(args, named, as_of)
+    start = date(*since)
+    end = date(*until) if until and len(until) == 3 else as_of
+    months = (end.year - start.year) * 12 + end.month - start.month - (end.day < start.day)
+    days = (end - _months_after(start, months)).days
+    parts = [(months // 12, "year"), (months % 12, "month"), (days, "day")]
+    shown = [f"{n} {unit}{'s' if n != 1 else ''}" for n, unit in parts]
+    return f"{shown[0]}, {shown[1]} and {shown[2]}"
+
+
+def _months_after(start: date, months: int) -> date:
+    """The day ``months`` calendar months after ``start`` (the month's last day at most)."""
+    year, month = divmod(start.month - 1 + months, 12)
+    year += start.year
+    return date(year, month + 1, min(start.day, calendar.monthrange(year, month + 1)[1]))
+
+
+def _date_and_age_ago(args: list[str], named: dict[str, str], as_of: date) -> str:
+    """``{{start date and age|1929|5|16}}`` -> ``16 May 1929; 88 years ago`` (in brackets
+    with ``paren=yes``)."""
+    parts = _parts(args)
+    if not parts:
+        return args[0] if args else ""
+    ago = f"{_years(parts, (as_of.year, as_of.month, as_of.day))} years ago"
+    paren = named.get("paren", "").strip().lower() in ("yes", "y", "on")
+    return f"{_date_of(parts)} ({ago})" if paren else f"{_date_of(parts)}; {ago}"
+
+
+def _birth_date_and_age(args: list[str], named: dict[str, str], as_of: date) -> str:
+    """``{{birth date and age|1970|04|29}}`` -> ``29 April 1970 (age 47)``."""
+    parts = _parts(args)
+    if not parts or len(parts) != 3:
+        return _date(args, named)
+    return f"{_date_of(parts)} (age {_years(parts, (as_of.year, as_of.month, as_of.day))})"
 
 
 def _items(args: list[str], named: dict[str, str]) -> str:
@@ -153,7 +205,7 @@ def _constant(text: str) -> Renderer:
 
 
 RENDERERS: dict[str, Renderer] = {
-    **dict.fromkeys(["convert", "cvt"], _convert),
+    **dict.fromkeys(["convert", "cvt"], convert.render),
     **dict.fromkeys(
         [
             "nowrap",
@@ -184,6 +236,8 @@ RENDERERS: dict[str, Renderer] = {
             "flagcountry",
             "flagu",
             "nobreak",
+            "math",
+            "mvar",
         ],
         _first,
     ),
@@ -198,13 +252,11 @@ RENDERERS: dict[str, Renderer] = {
             "end date",
             "start-date",
             "end-date",
-            "start date and age",
             "end date and age",
             "birth date",
             "death date",
             "dts",
             "date",
-            "birth date and age",
             "birth year and age",
         ],
         _date,
@@ -232,6 +284,8 @@ RENDERERS: dict[str, Renderer] = {
     "val": _val,
     **dict.fromkeys(["frac", "sfrac", "fraction"], _frac),
     "nihongo": _nihongo,
+    "legend": _second,
+    "simplenuclide2": lambda args, named: "-".join(args[:2]),
     **dict.fromkeys(["angbr", "angle bracket"], _angle),
     "formatnum": _format_number,
     "lc": lambda args, named: _first(args, named).lower(),
@@ -249,6 +303,7 @@ RENDERERS: dict[str, Renderer] = {
     "'s": _constant("'s"),
     "'": _constant("'"),
     '"': _constant('"'),
+    "eqm": _constant(" ⇌ "),
     "=": _constant("="),
 }
 """Template name (lower case, spaces) -> renderer. A parser function such as
@@ -256,11 +311,25 @@ RENDERERS: dict[str, Renderer] = {
 its first argument."""
 
 
-def renderer_for(name: str) -> Renderer | None:
+DATED: dict[str, DatedRenderer] = {
+    "age": _age,
+    "age in years": _age,
+    "age in years, months and days": _age_ymd,
+    "start date and age": _date_and_age_ago,
+    "birth date and age": _birth_date_and_age,
+}
+"""Templates whose text depends on the day of reading: rendered relative to a fixed date the
+caller gives (the page's last revision, so the same page always reads the same), never today."""
+
+
+def renderer_for(name: str, as_of: date | None = None) -> Renderer | None:
     """The renderer of template ``name`` (normalised, lower case), or ``None`` to drop it.
 
-    ``{{lang-sq|…}}`` renders as ``{{langx|sq|…}}``.
+    ``{{lang-sq|…}}`` renders as ``{{langx|sq|…}}``. The templates of :data:`DATED` count from
+    ``as_of``; without it they are dropped.
     """
+    if name in DATED:
+        return partial(DATED[name], as_of=as_of) if as_of is not None else None
     if name.startswith("lang-") and name not in RENDERERS:
         code = name[len("lang-") :]
         return lambda args, named: _langx([code, *args], named)

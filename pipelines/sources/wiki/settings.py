@@ -189,6 +189,34 @@ class WikiSettings(EventSelection):
             namespaces=namespaces,
         )
 
+    def language_mismatch(self, site_language: str, where: str) -> str | None:
+        """Why the wiki at ``where``, whose siteinfo gives ``site_language`` (a dump's
+        ``xml:lang``, the API's ``lang``), must not be read with these settings, naming the keys
+        to set; None when the languages agree or the wiki gives none."""
+        site = site_language.strip().lower()
+        if not site or site.split("-")[0] == self.language.split("-")[0]:
+            return None
+        keys = [f"wiki.language: {site}"]
+        overrides = [k for k in ("skip_sections", "external_links_section") if getattr(self, k)]
+        if site.split("-")[0] not in LANGUAGES and site not in LANGUAGES:
+            keys += ["wiki.skip_sections", "wiki.external_links_section"]
+            known = (
+                f"{site!r} has no defaults (known: {', '.join(sorted(LANGUAGES))}): the other "
+                "two keys are the headings of its sections to leave out and of its external links"
+            )
+        elif overrides:
+            known = f"and unset {' and '.join(f'wiki.{k}' for k in overrides)}, which replace "
+            known += f"the defaults of {site!r}"
+        else:
+            known = f"the defaults of {site!r} give its section names"
+        return (
+            f"{where} is a {site!r} wiki (its siteinfo says so), but wiki.language is "
+            f"{self.language!r}: its pages would be read with {self.language!r} section names, "
+            f"keeping its own 'see also' and 'external links' sections as text and finding no "
+            f"external links. Set {', '.join(keys[:-1]) + ' and ' if keys[1:] else ''}{keys[-1]} "
+            f"({known})."
+        )
+
     @model_validator(mode="after")
     def _language_known(self) -> WikiSettings:
         missing = [

@@ -160,7 +160,7 @@ def test_inline_templates_keep_their_words():
         "{{Citation needed|date=March 2026}}"
     )
     assert parse_wikitext(text, rules_for("en", skip_sections=[])).summary == (
-        "The river rose 3 m above normal on 4 March 2026; 12 people died and le deluge began. "
+        "The river rose 3 metres above normal on 4 March 2026; 12 people died and le deluge began. "
         "It cost US$4.5 million."
     )
 
