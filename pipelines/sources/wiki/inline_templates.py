@@ -23,7 +23,7 @@ from babel import Locale
 from pipelines.sources.wiki import convert
 
 Renderer = Callable[[list[str], dict[str, str]], str]
-DatedRenderer = Callable[[list[str], dict[str, str], date], str]
+DatedRenderer = Callable[[list[str], dict[str, str], date | None], str]
 
 
 def _first(args: list[str], named: dict[str, str]) -> str:
@@ -82,23 +82,27 @@ def _years(since: list[int], until: tuple[int, int, int]) -> int:
     return until[0] - year - ((until[1], until[2]) < (month, day))
 
 
-def _age(args: list[str], named: dict[str, str], as_of: date) -> str:
+def _until(args: list[str], as_of: date | None) -> tuple[int, int, int] | None:
+    """The second date of a dated template (arguments 4 to 6), else ``as_of``."""
+    until = _parts(args[3:6])
+    if until and len(until) == 3:
+        return until[0], until[1], until[2]
+    return (as_of.year, as_of.month, as_of.day) if as_of else None
+
+
+def _age(args: list[str], named: dict[str, str], as_of: date | None) -> str:
     """``{{age|1969|07|20}}`` -> whole years to ``as_of`` (or to the second date given)."""
-    since, until = _parts(args[:3]), _parts(args[3:6])
-    if not since:
-        return ""
-    end = tuple(until) if until and len(until) == 3 else (as_of.year, as_of.month, as_of.day)
-    return str(_years(since, end))  # type: ignore[arg-type]
+    since, until = _parts(args[:3]), _until(args, as_of)
+    return str(_years(since, until)) if since and until else ""
 
 
-def _age_ymd(args: list[str], named: dict[str, str], as_of: date) -> str:
+def _age_ymd(args: list[str], named: dict[str, str], as_of: date | None) -> str:
     """``{{age in years, months and days|1775|04|19|1783|09|03}}`` -> ``8 years, 4 months and
     15 days`` (to ``as_of`` when the second date is missing)."""
-    since, until = _parts(args[:3]), _parts(args[3:6])
-    if not since or len(since) != 3:
+    since, until = _parts(args[:3]), _until(args, as_of)
+    if not since or len(since) != 3 or not until:
         return _age(args, named, as_of)
-    start = date(*since)
-    end = date(*until) if until and len(until) == 3 else as_of
+    start, end = date(*since), date(*until)
     months = (end.year - start.year) * 12 + end.month - start.month - (end.day < start.day)
     days = (end - _months_after(start, months)).days
     parts = [(months // 12, "year"), (months % 12, "month"), (days, "day")]
@@ -113,21 +117,21 @@ def _months_after(start: date, months: int) -> date:
     return date(year, month + 1, min(start.day, calendar.monthrange(year, month + 1)[1]))
 
 
-def _date_and_age_ago(args: list[str], named: dict[str, str], as_of: date) -> str:
+def _date_and_age_ago(args: list[str], named: dict[str, str], as_of: date | None) -> str:
     """``{{start date and age|1929|5|16}}`` -> ``16 May 1929; 88 years ago`` (in brackets
     with ``paren=yes``)."""
     parts = _parts(args)
-    if not parts:
-        return args[0] if args else ""
+    if not parts or not as_of:
+        return _date(args, named)
     ago = f"{_years(parts, (as_of.year, as_of.month, as_of.day))} years ago"
     paren = named.get("paren", "").strip().lower() in ("yes", "y", "on")
     return f"{_date_of(parts)} ({ago})" if paren else f"{_date_of(parts)}; {ago}"
 
 
-def _birth_date_and_age(args: list[str], named: dict[str, str], as_of: date) -> str:
+def _birth_date_and_age(args: list[str], named: dict[str, str], as_of: date | None) -> str:
     """``{{birth date and age|1970|04|29}}`` -> ``29 April 1970 (age 47)``."""
     parts = _parts(args)
-    if not parts or len(parts) != 3:
+    if not parts or len(parts) != 3 or not as_of:
         return _date(args, named)
     return f"{_date_of(parts)} (age {_years(parts, (as_of.year, as_of.month, as_of.day))})"
 
@@ -319,17 +323,18 @@ DATED: dict[str, DatedRenderer] = {
     "birth date and age": _birth_date_and_age,
 }
 """Templates whose text depends on the day of reading: rendered relative to a fixed date the
-caller gives (the page's last revision, so the same page always reads the same), never today."""
+caller gives (the page's last revision, so the same page always reads the same), never today;
+without one, only what needs no date (the date itself, an age between two dates given)."""
 
 
 def renderer_for(name: str, as_of: date | None = None) -> Renderer | None:
     """The renderer of template ``name`` (normalised, lower case), or ``None`` to drop it.
 
-    ``{{lang-sq|…}}`` renders as ``{{langx|sq|…}}``. The templates of :data:`DATED` count from
-    ``as_of``; without it they are dropped.
+    ``{{lang-sq|…}}`` renders as ``{{langx|sq|…}}``. The templates of :data:`DATED` count to
+    ``as_of``.
     """
     if name in DATED:
-        return partial(DATED[name], as_of=as_of) if as_of is not None else None
+        return partial(DATED[name], as_of=as_of)
     if name.startswith("lang-") and name not in RENDERERS:
         code = name[len("lang-") :]
         return lambda args, named: _langx([code, *args], named)

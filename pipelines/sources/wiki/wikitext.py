@@ -38,8 +38,11 @@ REDIRECT_RE = re.compile(r"^\s*#REDIRECT\s*:?\s*\[\[([^\]|#]+)", re.IGNORECASE)
 HIDDEN_TAGS = frozenset({"ref", "references", "table", "gallery", "score", "timeline"})
 MATH_TAGS = frozenset({"math", "chem", "ce"})
 """Formula tags: shown as their TeX source (:func:`_tex`)."""
-_TEX_QUOTE = "\ue000"
-"""Stands in for an apostrophe of TeX (``f''``) while bold and italic quote runs are removed."""
+_SHIELD = 0xF0000
+"""A formula's characters are moved by this much, into Unicode's private use plane 15, while
+the page's text is tidied (quote runs, brackets, separators, spaces), then moved back: the TeX
+comes out as written."""
+_SHIELDED_RE = re.compile("[\U000f0000-\U000ffffd]+")
 # Sections whose {{cite ...}} templates are the sources of short citations ({{sfn}}, {{harvnb}}).
 SOURCE_SECTIONS = frozenset({"sources", "works cited", "bibliography", "cited sources"})
 _CITE_RE = re.compile(r"^(cite\b|citation$)", re.IGNORECASE)
@@ -208,9 +211,13 @@ def _tex(tag: Tag) -> str:
     """A formula as its TeX source on one line: what Wikipedia's own alt text and plain-text
     extracts give, readable by a person or a model, and nothing of the formula is lost (a
     placeholder such as "[formula]" would leave "the expression [formula] means" to guess).
-    Apostrophes (``f''``) are kept from the quote-run removal of bold and italic."""
+    It is shielded from the tidying of the text around it (:data:`_SHIELD`)."""
     source = " ".join(str(tag.contents or "").split())
-    return source.replace("'", _TEX_QUOTE)
+    return "".join(chr(_SHIELD + ord(c)) if ord(c) < 0xFFFE else c for c in source)
+
+
+def _unshielded(text: str) -> str:
+    return _SHIELDED_RE.sub(lambda run: "".join(chr(ord(c) - _SHIELD) for c in run[0]), text)
 
 
 _DROP = object()
@@ -286,7 +293,7 @@ def _orphans(text: str) -> str:
 
 def _render(code: Wikicode) -> str:
     text = _MAGIC_WORD_RE.sub("", code.strip_code(normalize=True, collapse=True))
-    return tidy(_orphans(_QUOTE_RUN_RE.sub(_quotes, text))).replace(_TEX_QUOTE, "'")
+    return _unshielded(tidy(_orphans(_QUOTE_RUN_RE.sub(_quotes, text))))
 
 
 def tidy(text: str) -> str:
@@ -497,7 +504,7 @@ def parse_wikitext(
     sections, outline and length. Categories are the page's explicit category links. Chinese
     ``-{...}-`` conversions are resolved for ``rules.variant`` first. Templates such as
     ``{{age}}`` count to ``as_of`` (the readers give the page's last revision date); without
-    it they are dropped.
+    it they show only what needs no date.
     """
     rules = rules or PageRules()
     text = convert_variants(text, rules.variant)
