@@ -149,7 +149,9 @@ class WikiSettings(EventSelection):
             "The wiki's language code: it chooses the default skip_sections, the external "
             "links heading, file and category namespace names, infobox names, and whether "
             "lengths count words or characters (zh, ja). Defaults exist for en, zh, de, fr, "
-            "es, ru and ja; another language needs skip_sections and external_links_section."
+            "es, ru and ja; another language needs skip_sections and external_links_section. "
+            "It must be the wiki's own (a dump's xml:lang, the API's siteinfo lang): "
+            "'benchsmith check' and the stage refuse another, naming the keys to set."
         ),
     )
     variant: str = Field(
