@@ -479,19 +479,25 @@ _TABLE_CELLS = frozenset({"td", "th", "caption"})
 _CONVERT = frozenset({"convert", "cvt"})
 
 
-def tallied(code: Wikicode, length_unit: str) -> RenderTally:
+def tallied(code: Wikicode, source: str, length_unit: str) -> RenderTally:
     """Count, before rendering, the page's conversions and the unit codes among them that have
-    no name, its formulas, and the words (in ``length_unit``) of its tables' cells."""
-    conversions, raw = 0, []
-    for template in code.filter_templates():
-        if template_name(template).casefold() in _CONVERT:
-            conversions += 1
-            raw += convert.unknown_units(template_args(template, lambda v: str(v).strip())[0])
-    math = len(code.filter_tags(matches=lambda n: str(n.tag).lower() in MATH_TAGS))
-    table_words = 0
-    for table in code.filter_tags(recursive=False, matches=lambda n: str(n.tag) == "table"):
-        cells = table.contents.filter_tags(matches=lambda n: str(n.tag).lower() in _TABLE_CELLS)
-        table_words += sum(text_length(c.contents.strip_code(), length_unit) for c in cells)
+    no name, its formulas, and the words (in ``length_unit``) of its tables' cells; the page's
+    ``source`` text says which walks of ``code`` can be skipped."""
+    conversions, raw, math, table_words = 0, [], 0, 0
+    lowered = source.lower()
+    if "convert" in lowered or "cvt" in lowered:
+        for template in code.filter_templates():
+            if template_name(template).casefold() in _CONVERT:
+                conversions += 1
+                args = template_args(template, lambda v: str(v).strip())[0]
+                raw += convert.unknown_units(args)
+    if "<math" in lowered or "<chem" in lowered or "<ce" in lowered:
+        math = len(code.filter_tags(matches=lambda n: str(n.tag).lower() in MATH_TAGS))
+    if "{|" in source:
+        tables = code.filter_tags(recursive=False, matches=lambda n: str(n.tag) == "table")
+        for table in tables:
+            cells = table.contents.filter_tags(matches=lambda n: str(n.tag).lower() in _TABLE_CELLS)
+            table_words += sum(text_length(c.contents.strip_code(), length_unit) for c in cells)
     return RenderTally(conversions, tuple(raw), math, table_words)
 
 
@@ -514,7 +520,7 @@ def parse_wikitext(
     templates = list(
         dict.fromkeys(template_name(t) for t in code.filter_templates(recursive=False))
     )
-    tally = tallied(code, rules.length_unit)
+    tally = tallied(code, text, rules.length_unit)
     references_found = references(code)  # before the infobox: rendering drops its refs
     scope = _Scope(rules.hidden_namespaces, as_of)
     infobox_type, infobox = _infobox(code, scope, rules.infobox_prefixes)
