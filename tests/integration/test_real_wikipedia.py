@@ -194,6 +194,18 @@ def test_the_mostly_table_page_is_suspect_and_named_in_the_stats() -> None:
     )
 
 
+def test_the_mostly_table_page_keeps_its_words_with_tables_rendered_as_text() -> None:
+    read = read_dump(member(GENSIM, DATA + TABLES), skip_sections=[], tables_as_text=True)
+    articles = {a.title: a for a in read if isinstance(a, Article)}
+    awards = articles["Academy Award for Best Production Design"]
+    assert awards.word_count > 4000 and not awards.fidelity.suspect
+    assert all(a.fidelity.tally.table_words == 0 for a in articles.values())
+    text = _texts(awards)
+    assert "{|" not in text and "|}" not in text and "||" not in text
+    assert "\nYear | Interior decorator | Film\n" in text  # a row a line, cells joined
+    assert "\nWilliam Cameron Menzies | The Dove\n" in text
+
+
 def test_a_utf16_dump_in_another_language_is_read() -> None:
     articles = [
         a

@@ -201,6 +201,7 @@ def read_dump(
     slow_page_s: float = 5.0,
     pages: Iterable[tuple[SiteInfo, _Page]] | None = None,
     cheap_rules_first: bool = False,
+    tables_as_text: bool = False,
 ) -> Iterator[Article | Drop]:
     """Yield one Article per ``<page>`` of the export, in file order (or per page of ``pages``,
     e.g. the candidates of a multistream dump, :mod:`multistream`).
@@ -211,10 +212,10 @@ def read_dump(
     process pool; memory stays bounded by one batch.
 
     Pages are rendered by the rules of ``language`` (:func:`rules_for`; ``skip_sections`` and
-    ``external_links`` replace its defaults when given), with the namespace names of the dump's
-    ``<siteinfo>``. A page that does not decode, fails to parse or takes longer than
-    ``page_time_limit_s`` is yielded as a :class:`Drop` naming it; pages slower than
-    ``slow_page_s`` are logged.
+    ``external_links`` replace its defaults when given; tables as text with ``tables_as_text``),
+    with the namespace names of the dump's ``<siteinfo>``. A page that does not decode, fails
+    to parse or takes longer than ``page_time_limit_s`` is yielded as a :class:`Drop` naming
+    it; pages slower than ``slow_page_s`` are logged.
 
     With ``cheap_rules_first`` (the wiki stage's choice), a page outside the article namespace
     or marked as a redirect is yielded as the content :class:`Drop` the selection would give it,
@@ -246,6 +247,7 @@ def read_dump(
                     external_links=external_links,
                     variant=variant,
                     namespaces=site.namespaces,
+                    tables_as_text=tables_as_text,
                 )
             yield made, site, page, page.first_at if creation_dates == "history" else None
         if creation_dates == "history" and count and not with_history:

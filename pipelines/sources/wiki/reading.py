@@ -56,6 +56,7 @@ def read_pages(
         slow_page_s=settings.slow_page_s,
         pages=_candidates(settings, created, extra) if dump.index_path else None,
         cheap_rules_first=True,
+        tables_as_text=settings.tables == "text",
     )
     if created is not None:
         return pages, created.get

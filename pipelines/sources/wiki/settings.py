@@ -170,6 +170,15 @@ class WikiSettings(EventSelection):
     external_links_section: str | None = Field(
         None, description="Heading of the external links section; unset: the language's."
     )
+    tables: Literal["drop", "text"] = Field(
+        "drop",
+        description=(
+            "Wikitext tables: 'drop' leaves them out, as MediaWiki's plain-text extracts do (a "
+            "page with most of its words in tables is then flagged suspect); 'text' renders "
+            "each row as a line, cells joined by ' | '. The dump and api readers; the html "
+            "reader's pages are MediaWiki's own rendering."
+        ),
+    )
     page_time_limit_s: float = Field(
         60.0,
         gt=0,
@@ -189,6 +198,7 @@ class WikiSettings(EventSelection):
             external_links=links,
             variant=self.variant,
             namespaces=namespaces,
+            tables_as_text=self.tables == "text",
         )
 
     def language_mismatch(self, site_language: str, where: str) -> str | None:

@@ -104,6 +104,9 @@ class PageRules:
     variant: str = ""
     """The variant ``-{...}-`` conversions resolve to (``zh-hans``, ``zh-tw``...); empty: the
     first one written."""
+    tables_as_text: bool = False
+    """Render tables as text, a row a line with its cells joined by `` | ``; else leave them out,
+    as MediaWiki's plain-text extracts do."""
 
 
 @dataclass(frozen=True)
@@ -170,6 +173,8 @@ class _Scope:
 
     hidden: frozenset[str] = field(default_factory=lambda: _hidden_namespaces(()))
     as_of: date | None = None
+    tables: bool = False
+    """Render tables as text (:attr:`PageRules.tables_as_text`)."""
 
 
 _DEFAULT = _Scope()
@@ -220,6 +225,27 @@ def _unshielded(text: str) -> str:
     return _SHIELDED_RE.sub(lambda run: "".join(chr(ord(c) - _SHIELD) for c in run[0]), text)
 
 
+_CELLS = frozenset({"td", "th"})
+
+
+def _table_text(table: Tag, scope: _Scope) -> str:
+    """A table as text: its caption, then a row a line, cells joined by `` | ``."""
+    rows: list[list[Tag]] = [[]]
+    for node in table.contents.nodes if table.contents else ():
+        tag = str(node.tag).lower() if isinstance(node, Tag) else ""
+        if tag == "tr":
+            cells = node.contents.nodes if node.contents else []
+            rows.append([c for c in cells if isinstance(c, Tag) and str(c.tag).lower() in _CELLS])
+        elif tag in _CELLS or tag == "caption":
+            rows[-1].append(node)  # a first row written without |-, or the caption (|+)
+    lines = []
+    for row in rows:
+        texts = [one_line(_text(cell.contents, scope)).lstrip("+ ") for cell in row]
+        if any(texts):
+            lines.append(" | ".join(texts))
+    return "\n" + "\n".join(lines) + "\n"
+
+
 _DROP = object()
 
 
@@ -236,6 +262,8 @@ def _replacement(node: Node, scope: _Scope) -> object:
             return "\n"
         if tag in MATH_TAGS:
             return _tex(node)
+        if tag == "table" and scope.tables:
+            return _table_text(node, scope)
         return _DROP if tag in HIDDEN_TAGS else None
     if isinstance(node, Wikilink) and _hidden_link(node, scope.hidden):
         return _DROP
@@ -479,10 +507,13 @@ _TABLE_CELLS = frozenset({"td", "th", "caption"})
 _CONVERT = frozenset({"convert", "cvt"})
 
 
-def tallied(code: Wikicode, source: str, length_unit: str) -> RenderTally:
+def tallied(
+    code: Wikicode, source: str, length_unit: str, tables_as_text: bool = False
+) -> RenderTally:
     """Count, before rendering, the page's conversions and the unit codes among them that have
-    no name, its formulas, and the words (in ``length_unit``) of its tables' cells; the page's
-    ``source`` text says which walks of ``code`` can be skipped."""
+    no name, its formulas, and the words (in ``length_unit``) of its tables' cells unless the
+    tables are rendered as text; the page's ``source`` text says which walks of ``code`` can be
+    skipped."""
     conversions, raw, math, table_words = 0, [], 0, 0
     lowered = source.lower()
     if "convert" in lowered or "cvt" in lowered:
@@ -493,7 +524,7 @@ def tallied(code: Wikicode, source: str, length_unit: str) -> RenderTally:
                 raw += convert.unknown_units(args)
     if "<math" in lowered or "<chem" in lowered or "<ce" in lowered:
         math = len(code.filter_tags(matches=lambda n: str(n.tag).lower() in MATH_TAGS))
-    if "{|" in source:
+    if "{|" in source and not tables_as_text:
         tables = code.filter_tags(recursive=False, matches=lambda n: str(n.tag) == "table")
         for table in tables:
             cells = table.contents.filter_tags(matches=lambda n: str(n.tag).lower() in _TABLE_CELLS)
@@ -520,9 +551,9 @@ def parse_wikitext(
     templates = list(
         dict.fromkeys(template_name(t) for t in code.filter_templates(recursive=False))
     )
-    tally = tallied(code, text, rules.length_unit)
+    tally = tallied(code, text, rules.length_unit, rules.tables_as_text)
     references_found = references(code)  # before the infobox: rendering drops its refs
-    scope = _Scope(rules.hidden_namespaces, as_of)
+    scope = _Scope(rules.hidden_namespaces, as_of, rules.tables_as_text)
     infobox_type, infobox = _infobox(code, scope, rules.infobox_prefixes)
 
     # From here on each section is cleaned in place once and rendered without parsing again.

@@ -263,3 +263,16 @@ def test_a_page_mostly_in_tables_is_suspect_and_its_table_words_are_counted():
     assert "tally" not in article.to_row()["fidelity"]
     prose = _article("A lead of many more words than the table has. " * 2 + "\n" + table)
     assert not prose.fidelity.suspect and prose.fidelity.tally.table_words == 9
+
+
+def test_tables_render_as_rows_of_cells_when_asked_and_then_count_as_text():
+    text = (
+        "Lead.\n{| class=wikitable\n|+ Winners\n! Year !! Film\n|-\n"
+        "| 1929 || [[The Dove (film)|The Dove]]{{efn|a note}}\n|-\n| 1930 || ''Anything''\n|}\nAfter."
+    )
+    assert parse_wikitext(text).summary == "Lead.\n\nAfter."
+    page = parse_wikitext(text, rules_for("en", tables_as_text=True))
+    assert page.summary == (
+        "Lead.\n\nWinners | Year | Film\n1929 | The Dove\n1930 | Anything\n\nAfter."
+    )
+    assert page.tally.table_words == 0  # nothing left out
