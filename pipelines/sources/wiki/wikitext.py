@@ -169,7 +169,8 @@ def _hidden_namespaces(namespaces: Iterable[str]) -> frozenset[str]:
 @dataclass(frozen=True)
 class _Scope:
     """What rendering a page needs beside its wikitext: the namespaces whose links are hidden,
-    and the date that templates such as ``{{age}}`` count to (none: they are dropped)."""
+    the date that templates such as ``{{age}}`` count to (none: they show only what needs no
+    date), and whether tables are rendered."""
 
     hidden: frozenset[str] = field(default_factory=lambda: _hidden_namespaces(()))
     as_of: date | None = None
@@ -180,7 +181,9 @@ class _Scope:
 _DEFAULT = _Scope()
 
 
-def template_args(template: Template, value: Callable[[Wikicode], str]) -> tuple[list, dict]:
+def template_args(
+    template: Template, value: Callable[[Wikicode], str]
+) -> tuple[list[str], dict[str, str]]:
     """A template's positional and named arguments, each rendered by ``value``, as MediaWiki
     numbers them: ``{{nowrap|1=x}}`` is the first positional argument, like ``{{nowrap|x}}``."""
     numbered: dict[int, str] = {}
@@ -208,7 +211,7 @@ def _template_text(template: Template, scope: _Scope) -> str | None:
     renderer = renderer_for((function if colon else name).casefold(), scope.as_of)
     if renderer is None:
         return None
-    args, named = template_args(template, lambda code: _text(code, scope))
+    args, named = template_args(template, lambda code: _text(code, scope, shielded=True))
     return renderer([first.strip(), *args] if colon else args, named)
 
 
@@ -240,10 +243,15 @@ def _table_text(table: Tag, scope: _Scope) -> str:
             rows[-1].append(node)  # a first row written without |-, or the caption (|+)
     lines = []
     for row in rows:
-        texts = [one_line(_text(cell.contents, scope)).lstrip("+ ") for cell in row]
+        texts = [_cell_text(cell, scope) for cell in row]
         if any(texts):
             lines.append(" | ".join(texts))
     return "\n" + "\n".join(lines) + "\n"
+
+
+def _cell_text(cell: Tag, scope: _Scope) -> str:
+    text = one_line(_text(cell.contents, scope, shielded=True))
+    return text[1:].strip() if str(cell).startswith("|+") else text  # a caption
 
 
 _DROP = object()
@@ -319,9 +327,12 @@ def _orphans(text: str) -> str:
         text = tidied
 
 
-def _render(code: Wikicode) -> str:
+def _render(code: Wikicode, shielded: bool = False) -> str:
+    """The text of cleaned ``code``, tidied; formulas stay shielded when it goes inside a
+    larger text (a template's argument, a table's cell) that is tidied in turn."""
     text = _MAGIC_WORD_RE.sub("", code.strip_code(normalize=True, collapse=True))
-    return _unshielded(tidy(_orphans(_QUOTE_RUN_RE.sub(_quotes, text))))
+    text = tidy(_orphans(_QUOTE_RUN_RE.sub(_quotes, text)))
+    return text if shielded else _unshielded(text)
 
 
 def tidy(text: str) -> str:
@@ -329,12 +340,12 @@ def tidy(text: str) -> str:
     return _BLANK_LINES_RE.sub("\n\n", "\n".join(lines)).strip()
 
 
-def _text(code: Wikicode | None, scope: _Scope = _DEFAULT) -> str:
+def _text(code: Wikicode | None, scope: _Scope = _DEFAULT, shielded: bool = False) -> str:
     """Render a part of an already parsed page in place (it is not parsed again)."""
     if code is None:
         return ""
     _clean(code, scope)
-    return _render(code)
+    return _render(code, shielded)
 
 
 def plain_text(code: Wikicode | str, hidden_link_namespaces: Iterable[str] = ()) -> str:
