@@ -10,7 +10,8 @@ pages-articles dump (106 articles, 436 conversions) and a few common others. A c
 ``stats.json`` shows what is missing.
 
 Options read: ``abbr`` (``on``: symbols; ``off``: names; ``in``/``out``: symbol or name for the
-value shown; default: the name, but the symbol for temperatures as Wikipedia does), ``adj=on``
+value shown; ``values``: no unit; default: the name, but the symbol for temperatures as
+Wikipedia does, and always the symbol for ``{{cvt}}``), ``adj=on``
 (``10-kilometre``), ``sp=us`` (``kilometers``). Ranges: ``{{convert|10|to|20|km}}`` ->
 ``10 to 20 kilometres``, with ``-`` (or an en dash), ``to``, ``and``, ``or``, ``by``, ``x``,
 ``+/-`` and their ``(-)`` forms; and values in two units, ``{{convert|5|ft|4|in|cm}}`` -> ``5
@@ -198,13 +199,16 @@ def render(args: list[str], named: dict[str, str]) -> str:
         return ""
     if any(u not in UNITS for u in reading.units):  # printed as written, and counted
         return _raw(reading)
-    symbol = _by_symbol(reading.units[0], named.get("abbr", "").strip().lower())
+    abbr = named.get("abbr", "").strip().lower()
+    symbol = _by_symbol(reading.units[0], abbr)
     adjective = named.get("adj", "").strip().lower() == "on" and not symbol
     us = named.get("sp", "").strip().lower() == "us"
     shown = [number(reading.values[0])]
     for join, value in zip(reading.joins, reading.values[1:], strict=True):
         shown.append(RANGES[join][int(symbol)] + number(value))
     values = "".join(shown)
+    if abbr == "values":
+        return values
     one = len(reading.values) == 1 and reading.values[0] in ("1", "1.0")
     first = _unit(reading.units[0], symbol=symbol, plural=not (one or adjective), us=us)
     text = f"{values.replace(' ', '-')}-{first}" if adjective else f"{values} {first}"

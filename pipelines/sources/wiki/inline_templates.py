@@ -214,7 +214,8 @@ def _constant(text: str) -> Renderer:
 
 
 RENDERERS: dict[str, Renderer] = {
-    **dict.fromkeys(["convert", "cvt"], convert.render),
+    "convert": convert.render,
+    "cvt": lambda args, named: convert.render(args, {"abbr": "on", **named}),
     **dict.fromkeys(
         [
             "nowrap",

@@ -3,6 +3,7 @@
 import pytest
 
 from pipelines.sources.wiki import convert
+from pipelines.sources.wiki.wikitext import parse_wikitext
 
 
 @pytest.mark.parametrize(
@@ -26,6 +27,7 @@ from pipelines.sources.wiki import convert
         (["1234.5", "kg"], {}, "1,234.5 kilograms"),
         (["1,234", "kg"], {}, "1,234 kilograms"),
         (["2", "e6acre", "e6ha"], {}, "2 million acres"),
+        (["2", "km"], {"abbr": "values"}, "2"),
     ],
 )
 def test_the_value_prints_with_its_unit_by_name_or_symbol(args, named, shown):
@@ -45,3 +47,8 @@ def test_the_numbers_of_a_conversion_are_grouped_only_when_plain():
     assert convert.number("-1500") == "-1,500"
     assert convert.number("999") == "999"
     assert convert.number("1.5e6") == "1.5e6"
+
+
+def test_cvt_is_convert_by_symbol():
+    page = parse_wikitext("{{cvt|62800|km|mi}} or {{cvt|3|C|abbr=off}}.")
+    assert page.summary == "62,800 km or 3 degrees Celsius."
