@@ -105,9 +105,10 @@ def _age_ymd(args: list[str], named: dict[str, str], as_of: date | None) -> str:
     """``{{age in years, months and days|1775|04|19|1783|09|03}}`` -> ``8 years, 4 months and
     15 days`` (to ``as_of`` when the second date is missing)."""
     since, until = _parts(args[:3]), _until(args, as_of)
-    if not since or len(since) != 3 or not until:
+    try:
+        start, end = date(*since), date(*until)  # type: ignore[misc]
+    except (TypeError, ValueError):  # fewer than three parts, or no such day
         return _age(args, named, as_of)
-    start, end = date(*since), date(*until)
     months = (end.year - start.year) * 12 + end.month - start.month - (end.day < start.day)
     days = (end - _months_after(start, months)).days
     parts = [(months // 12, "year"), (months % 12, "month"), (days, "day")]

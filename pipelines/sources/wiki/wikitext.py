@@ -179,6 +179,9 @@ class _Scope:
 
 
 _DEFAULT = _Scope()
+MAX_POSITION = 100
+"""A numbered argument beyond this (``{{x|100000000=…}}``) is kept by name: no renderer reads
+that far, and a hostile page must not make a list that long."""
 
 
 def template_args(
@@ -194,7 +197,7 @@ def template_args(
         if not param.showkey:
             position += 1
             numbered[position] = value(param.value)
-        elif key.isdigit() and int(key) > 0:
+        elif key.isdigit() and 0 < int(key) <= MAX_POSITION:
             numbered[int(key)] = value(param.value)
         else:
             named[key] = value(param.value)

@@ -233,6 +233,8 @@ def test_ages_count_to_the_date_given_and_are_dropped_without_one():
     assert "(47 years ago)" in parse_wikitext(text, as_of=date(2016, 7, 20)).summary
     span = "{{age in years, months and days|1775|04|19|1783|09|03}}"
     assert parse_wikitext(span).summary == "8 years, 4 months and 15 days"
+    assert parse_wikitext("{{age in years, months and days|1775|13|40|1783|09|03}}").summary == "7"
+    assert parse_wikitext("{{nowrap|100000000=x|1=kept}}").summary == "kept"
     assert parse_wikitext("{{birth date and age|1970|04|29}}", as_of=date(2017, 4, 28)).summary == (
         "29 April 1970 (age 46)"
     )
