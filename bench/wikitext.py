@@ -6,7 +6,10 @@ Every article's wikitext is rendered by ``parse_wikitext`` on one core; reported
 per CPU-second, then the same for the whole reader (``read_dump``: decompression, XML, records
 of every page, redirects included), and, checked against each page's source with rules of this
 script, the articles whose headings were not all found, the markup tokens left in the text, the
-empty brackets and the stray separators (" ;", " ,"). Last, one page of templates nested
+empty brackets and the stray separators (" ;", " ,"), with a formula's TeX (shown on purpose)
+not counted as markup. Then what the reader's own tally met (``RenderTally``): conversions and
+the unit codes printed as written, formulas shown as TeX, and the pages with most of their words
+in tables. Last, one page of templates nested
 ``--nesting`` deep, of a kind that is rendered (``nowrap``) and of one that is dropped
 (``efn``), shows how rendering time grows with depth. Run:
 
@@ -25,6 +28,7 @@ from pathlib import Path
 
 from bench.wheels import member
 from pipelines.sources.wiki.dump import iter_pages, read_dump
+from pipelines.sources.wiki.fidelity import TABLE_SHARE, table_share
 from pipelines.sources.wiki.wikitext import parse_wikitext
 
 GENSIM = "gensim==4.4.0"
@@ -39,6 +43,14 @@ _HEADING = re.compile(r"^(=+)[^=\n].*?=+[ \t]*$", re.M)
 _LEFT = re.compile(r"\{\{|\}\}|\[\[|\]\]|<ref|\{\||''")
 _EMPTY = re.compile(r"\(\s*[,;:]*\s*\)")
 _STRAY = re.compile(r" [,;]")
+_MATH = re.compile(r"<math[^>]*>(.*?)</math>", re.S)
+
+
+def _without_formulas(rendered: str, wikitext: str) -> str:
+    """The rendered text with each formula's TeX (one line, as shown) replaced by a word."""
+    for tex in sorted({" ".join(m.split()) for m in _MATH.findall(wikitext)}, key=len)[::-1]:
+        rendered = rendered.replace(tex, "formula")
+    return rendered
 
 
 def main() -> None:
@@ -65,6 +77,7 @@ def main() -> None:
     headings = left = empty = stray = 0
     for (_, text), page in zip(pages, parsed, strict=True):
         rendered = "\n".join([page.summary, *(s.text for s in page.sections)])
+        rendered = _without_formulas(rendered, text)
         headings += len(_HEADING.findall(_HIDDEN.sub("", text))) != len(page.sections)
         left += len(_LEFT.findall(rendered))
         empty += len(_EMPTY.findall(rendered))
@@ -83,6 +96,18 @@ def main() -> None:
         f"{empty} | {stray} |"
     )
     print(f"\n{read} pages read by read_dump in {whole:.1f} CPU-s; rendering alone {seconds:.1f}")
+    tallies = [(page.tally, page.word_count) for page in parsed]
+    raw = sorted({code for tally, _ in tallies for code in tally.raw_units})
+    print(
+        "\n| code | conversions | unit codes printed raw | formulas as TeX | mostly-table pages |"
+    )
+    print("|---|---:|---:|---:|---:|")
+    print(
+        f"| {args.label} | {sum(t.conversions for t, _ in tallies)} | "
+        f"{sum(len(t.raw_units) for t, _ in tallies)} {raw or ''} | "
+        f"{sum(t.math for t, _ in tallies)} | "
+        f"{sum(table_share(t, words) > TABLE_SHARE for t, words in tallies)} |"
+    )
     print("\n| nested templates | kind | CPU-s | CPU-s per 1,000 |")
     print("|---:|---|---:|---:|")
     for depth in args.nesting:

@@ -110,8 +110,11 @@ def main(
 
 @app.command("check")
 def check(params: ParamsOption = Path("params.yaml")) -> None:
-    """Validate params.yaml and report the first problems found, naming each key."""
-    load_params(params)
+    """Validate params.yaml and report the first problems found, naming each key; a wiki dump
+    whose language is not wiki.language is one (its siteinfo's xml:lang is read)."""
+    from pipelines.sources.wiki.reading import check_language
+
+    check_language(load_params(params).wiki)
     typer.echo(f"{params}: ok")
 
 

@@ -59,6 +59,19 @@ def _article_parts(row: dict[str, Any]) -> dict[str, Any]:
 
 
 @dataclass(frozen=True)
+class RenderTally:
+    """What rendering met on one page that no reader renders perfectly: ``{{convert}}``
+    templates (``conversions``), the unit codes of those printed as written for want of a name
+    (``raw_units``), formulas shown as TeX (``math``), and the words of the tables left out
+    (``table_words``). Counted in the wiki stage's ``stats.json``; not stored in the record."""
+
+    conversions: int = 0
+    raw_units: tuple[str, ...] = ()
+    math: int = 0
+    table_words: int = 0
+
+
+@dataclass(frozen=True)
 class Fidelity:
     """How faithfully a reader turned the page's source into text.
 
@@ -66,12 +79,15 @@ class Fidelity:
     ``<pre>`` and refs), ``headings`` the ones the reader found (skipped sections included),
     ``leftover_markup`` the wiki markup tokens (``{{``, ``[[``, ``<ref``, ``{|``, quote runs)
     left in the text. ``suspect`` says why the page looks wrong, or is empty when it does not.
+    ``tally`` is kept in memory only, for the stage's counters (:class:`RenderTally`); a record
+    read back has an empty one.
     """
 
     source_headings: int = 0
     headings: int = 0
     leftover_markup: int = 0
     suspect: str = ""
+    tally: RenderTally = field(default_factory=RenderTally, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -110,7 +126,9 @@ class Article:
 
     def to_row(self) -> dict[str, Any]:
         """Return the record as a row matching :data:`ARTICLE_SCHEMA`."""
-        return {**asdict(self), "infobox": _infobox_rows(self.infobox)}
+        row = {**asdict(self), "infobox": _infobox_rows(self.infobox)}
+        del row["fidelity"]["tally"]  # counted by the stage, not stored
+        return row
 
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> Article:

@@ -23,6 +23,7 @@ from typing import Any
 from builders.drops import Drop
 from builders.wikigen.records import Article
 from builders.wikigen.select import window_bounds
+from pipelines.errors import ParamsError
 from pipelines.sources.wiki.article import build_article, guarded, page_url
 from pipelines.sources.wiki.mediawiki_client import MediaWikiClient
 from pipelines.sources.wiki.settings import WikiSettings
@@ -139,10 +140,15 @@ def read_api(
     client: MediaWikiClient, settings: WikiSettings, read_at: datetime | None = None
 ) -> Iterator[Article | Drop]:
     """Yield an Article for every candidate page of the live wiki (a Drop naming the page when
-    its wikitext cannot be rendered within the page time limit)."""
+    its wikitext cannot be rendered within the page time limit). A wiki whose siteinfo gives
+    another language than ``wiki.language`` is refused (:class:`ParamsError` naming the keys
+    to set) before any page is read."""
     read_at = read_at or datetime.now(UTC).replace(microsecond=0)
     rendered = settings.reader == "html"
-    base, namespaces = client.siteinfo()
+    base, namespaces, language = client.siteinfo()
+    problem = settings.language_mismatch(language, settings.api.url)
+    if problem:
+        raise ParamsError(problem)
     rules = settings.rules(namespaces)
     titles = discover_titles(client, settings, namespaces.get(14) or "Category")
     log.info("%s: %d candidate pages", settings.api.url, len(titles))

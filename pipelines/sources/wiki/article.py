@@ -54,14 +54,17 @@ def build_article(
     record.
 
     ``categories`` overrides the explicit category links of the page (the api reader passes
-    the categories MediaWiki reports).
+    the categories MediaWiki reports). Templates that count time (``{{age}}``) count to the
+    page's last revision (else ``read_at``): the same revision always reads the same, as its
+    editor saw it, whatever the day of the run.
     """
-    parsed = parse_html(html, rules) if html else parse_wikitext(wikitext, rules)
+    as_of = (last_revision_at or read_at).date()
+    parsed = parse_html(html, rules) if html else parse_wikitext(wikitext, rules, as_of)
     texts = [parsed.summary, *(s.text for s in parsed.sections)]
     if html:  # MediaWiki rendered the headings itself: the source's are the ones found
         judgement = judged(parsed.headings, parsed.headings, leftover_markup(texts))
     else:
-        judgement = fidelity(wikitext, parsed.headings, texts)
+        judgement = fidelity(wikitext, parsed.headings, texts, parsed.tally, parsed.word_count)
     target = redirect_target or parsed.redirect_target
     return Article(
         page_id=page_id,

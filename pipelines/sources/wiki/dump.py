@@ -43,6 +43,8 @@ class SiteInfo:
 
     article_base: str = ""
     namespaces: dict[int, str] = field(default_factory=dict)
+    language: str = ""
+    """The export's ``xml:lang`` (the wiki's content language), empty when not given."""
 
 
 @dataclass
@@ -65,9 +67,12 @@ def _child_text(elem: ET.Element, name: str) -> str:
     return ""
 
 
-def site_from(elem: ET.Element) -> SiteInfo:
-    """The :class:`SiteInfo` of a ``<siteinfo>`` element."""
-    info = SiteInfo()
+XML_LANG = "{http://www.w3.org/XML/1998/namespace}lang"
+
+
+def site_from(elem: ET.Element, language: str = "") -> SiteInfo:
+    """The :class:`SiteInfo` of a ``<siteinfo>`` element, in an export of ``language``."""
+    info = SiteInfo(language=language)
     base = _child_text(elem, "base")
     if "/wiki/" in base:
         info.article_base = base.split("/wiki/", 1)[0] + "/wiki/"
@@ -154,7 +159,7 @@ def _pages(path: Path) -> Iterator[tuple[SiteInfo, _Page]]:
                     page = _Page()
                 continue
             if tag == "siteinfo":
-                site = site_from(elem)
+                site = site_from(elem, root.get(XML_LANG, "") if root is not None else "")
             elif tag == "title":
                 page.title = elem.text or ""
             elif tag in ("revision", "redirect"):
@@ -172,6 +177,15 @@ def _pages(path: Path) -> Iterator[tuple[SiteInfo, _Page]]:
                     root.clear()
 
 
+def dump_language(path: Path) -> str:
+    """The ``xml:lang`` of an export's root element (empty when it has none), reading only the
+    start of the file."""
+    with XmlSource(path, events=("start",)) as xml:
+        for _, elem in xml:
+            return elem.get(XML_LANG, "")
+    return ""
+
+
 def read_dump(
     path: Path,
     *,
@@ -187,6 +201,7 @@ def read_dump(
     slow_page_s: float = 5.0,
     pages: Iterable[tuple[SiteInfo, _Page]] | None = None,
     cheap_rules_first: bool = False,
+    tables_as_text: bool = False,
 ) -> Iterator[Article | Drop]:
     """Yield one Article per ``<page>`` of the export, in file order (or per page of ``pages``,
     e.g. the candidates of a multistream dump, :mod:`multistream`).
@@ -197,10 +212,10 @@ def read_dump(
     process pool; memory stays bounded by one batch.
 
     Pages are rendered by the rules of ``language`` (:func:`rules_for`; ``skip_sections`` and
-    ``external_links`` replace its defaults when given), with the namespace names of the dump's
-    ``<siteinfo>``. A page that does not decode, fails to parse or takes longer than
-    ``page_time_limit_s`` is yielded as a :class:`Drop` naming it; pages slower than
-    ``slow_page_s`` are logged.
+    ``external_links`` replace its defaults when given; tables as text with ``tables_as_text``),
+    with the namespace names of the dump's ``<siteinfo>``. A page that does not decode, fails
+    to parse or takes longer than ``page_time_limit_s`` is yielded as a :class:`Drop` naming
+    it; pages slower than ``slow_page_s`` are logged.
 
     With ``cheap_rules_first`` (the wiki stage's choice), a page outside the article namespace
     or marked as a redirect is yielded as the content :class:`Drop` the selection would give it,
@@ -232,6 +247,7 @@ def read_dump(
                     external_links=external_links,
                     variant=variant,
                     namespaces=site.namespaces,
+                    tables_as_text=tables_as_text,
                 )
             yield made, site, page, page.first_at if creation_dates == "history" else None
         if creation_dates == "history" and count and not with_history:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from builders.wikigen.records import Fidelity
+from builders.wikigen.records import Fidelity, RenderTally
 
 # What MediaWiki never reads as headings: comments, verbatim blocks and citations.
 _MASK_RE = re.compile(
@@ -17,10 +17,14 @@ _MASK_RE = re.compile(
 )
 _HEADING_RE = re.compile(r"^=+[^\n]*?[^=\s][^\n]*?=+[ \t]*$", re.M)
 _VERBATIM_RE = re.compile(
-    r"<(nowiki|pre|syntaxhighlight|source|code)\b[^>]*>(.*?)(?:</\1\s*>|\Z)", re.S | re.I
+    r"<(nowiki|pre|syntaxhighlight|source|code|math|chem|ce)\b[^>]*>(.*?)(?:</\1\s*>|\Z)",
+    re.S | re.I,
 )
 LEFTOVER_RE = re.compile(r"\{\{|\}\}|\[\[|\]\]|<ref\b|\{\||\|\}|''")
 """Wiki markup that plain text must not contain."""
+TABLE_SHARE = 0.5
+"""A page with more than this share of its words in tables (which plain text leaves out, as
+MediaWiki's TextExtracts does) is suspect: "mostly tables" (issue 31)."""
 
 
 def source_headings(wikitext: str) -> int:
@@ -35,26 +39,54 @@ def leftover_markup(texts: Iterable[str]) -> list[str]:
 
 
 def verbatim_markup(wikitext: str) -> int:
-    """Markup tokens the source shows as text on purpose (inside ``<nowiki>``, ``<pre>``...)."""
+    """Markup tokens the source shows as text on purpose (inside ``<nowiki>``, ``<pre>``...,
+    and the TeX of ``<math>``, which the text shows as written)."""
     return sum(len(LEFTOVER_RE.findall(m[2])) for m in _VERBATIM_RE.finditer(wikitext))
 
 
-def fidelity(wikitext: str, headings: int, texts: Iterable[str]) -> Fidelity:
+def fidelity(
+    wikitext: str,
+    headings: int,
+    texts: Iterable[str],
+    tally: RenderTally | None = None,
+    words: int = 0,
+) -> Fidelity:
     """Compare the source's headings with the ``headings`` found, and look for markup left in
     the rendered ``texts`` beyond what the source shows verbatim; say why the page looks
-    suspect, if it does."""
+    suspect, if it does (also when its ``tally`` has more words in tables than the ``words``
+    kept)."""
     left = leftover_markup(texts)
     left = left[: max(0, len(left) - verbatim_markup(wikitext))] if "<" in wikitext else left
-    return judged(source_headings(wikitext), headings, left)
+    return judged(source_headings(wikitext), headings, left, tally, words)
 
 
-def judged(expected: int, headings: int, left: list[str]) -> Fidelity:
+def table_share(tally: RenderTally, words: int) -> float:
+    """The share of a page's words that are in its tables, from its ``tally`` and the
+    ``words`` its text kept."""
+    return tally.table_words / (tally.table_words + words) if tally.table_words else 0.0
+
+
+def judged(
+    expected: int,
+    headings: int,
+    left: list[str],
+    tally: RenderTally | None = None,
+    words: int = 0,
+) -> Fidelity:
     """The fidelity of a page whose source has ``expected`` headings, ``headings`` of them
-    found, with the markup tokens ``left`` in its text."""
+    found, with the markup tokens ``left`` in its text, ``words`` kept and what rendering met
+    (``tally``)."""
+    tally = tally or RenderTally()
     reasons = []
     if headings != expected:
         reasons.append(f"{headings} of {expected} headings found")
     if left:
         shown = ", ".join(sorted(set(left)))
         reasons.append(f"{len(left)} markup tokens left ({shown})")
-    return Fidelity(expected, headings, len(left), "; ".join(reasons))
+    in_tables = table_share(tally, words)
+    if in_tables > TABLE_SHARE:
+        reasons.append(
+            f"mostly tables: {in_tables:.0%} of its words ({tally.table_words:,} of "
+            f"{tally.table_words + words:,}) are in tables, which the text leaves out"
+        )
+    return Fidelity(expected, headings, len(left), "; ".join(reasons), tally)

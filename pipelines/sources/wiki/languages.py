@@ -110,6 +110,7 @@ def rules_for(
     external_links: Iterable[str] | None = None,
     variant: str = "",
     namespaces: Mapping[int, str] | None = None,
+    tables_as_text: bool = False,
 ) -> PageRules:
     """The rendering rules for a page of a ``language`` wiki.
 
@@ -128,4 +129,5 @@ def rules_for(
         infobox_prefixes=tuple(sorted(_folded(_CANONICAL.infobox, lang.infobox))),
         length_unit=lang.length_unit,
         variant=variant,
+        tables_as_text=tables_as_text,
     )

@@ -147,9 +147,9 @@ class MediaWikiClient:
                 return
             cont = answer["continue"]
 
-    def siteinfo(self) -> tuple[str, dict[int, str]]:
-        """Return the wiki's article path base (``https://host/wiki/``) and its namespace names
-        by number (``14: "Kategorie"``)."""
+    def siteinfo(self) -> tuple[str, dict[int, str], str]:
+        """Return the wiki's article path base (``https://host/wiki/``), its namespace names
+        by number (``14: "Kategorie"``) and its content language (``lang``, ``de``)."""
         info = next(self.query({"meta": "siteinfo", "siprop": "general|namespaces"}))
         general = info.get("general", {})
         server = general.get("server", "")
@@ -157,9 +157,8 @@ class MediaWikiClient:
             server = "https:" + server
         base = server + general.get("articlepath", "/wiki/$1").replace("$1", "")
         names = info.get("namespaces", {})
-        return base, {
-            int(k): v.get("name", "") for k, v in names.items() if k.lstrip("-").isdigit()
-        }
+        numbered = {int(k): v.get("name", "") for k, v in names.items() if k.lstrip("-").isdigit()}
+        return base, numbered, general.get("lang", "")
 
     def first_revision_time(self, title: str) -> datetime | None:
         """Return the timestamp of a page's first revision, or ``None`` if it does not exist."""

@@ -10,6 +10,7 @@ from datetime import datetime
 from builders.drops import Drop
 from builders.wikigen.records import Article
 from builders.wikigen.select import window_bounds
+from pipelines.errors import ParamsError
 from pipelines.sources.wiki.settings import WikiSettings
 
 Lookup = Callable[[str], datetime | None]
@@ -33,6 +34,7 @@ def read_pages(
 
     dump = settings.dump
     assert dump is not None  # guaranteed by WikiSettings validation
+    check_language(settings)
     created: dict[str, datetime] | None = None
     if dump.creation_dates == "log":
         from pipelines.sources.wiki.creation_log import read_creation_log
@@ -54,12 +56,28 @@ def read_pages(
         slow_page_s=settings.slow_page_s,
         pages=_candidates(settings, created, extra) if dump.index_path else None,
         cheap_rules_first=True,
+        tables_as_text=settings.tables == "text",
     )
     if created is not None:
         return pages, created.get
     if dump.creation_dates == "api":
         return pages, MediaWikiClient(settings.api).first_revision_time
     return pages, None
+
+
+def check_language(settings: WikiSettings) -> None:
+    """Raise :class:`ParamsError` when the dump's ``xml:lang`` is not ``wiki.language``, naming
+    the keys to set (:meth:`WikiSettings.language_mismatch`): read with another language's
+    section names, a wiki's pages keep their reference sections as text and lose their
+    external links, silently. Other readers are checked as they read (the API's siteinfo)."""
+    if settings.reader != "dump" or settings.dump is None:
+        return
+    from pipelines.sources.wiki.dump import dump_language
+
+    path = settings.dump.path
+    problem = settings.language_mismatch(dump_language(path), f"the dump {path}")
+    if problem:
+        raise ParamsError(problem)
 
 
 def _candidates(

@@ -149,7 +149,9 @@ class WikiSettings(EventSelection):
             "The wiki's language code: it chooses the default skip_sections, the external "
             "links heading, file and category namespace names, infobox names, and whether "
             "lengths count words or characters (zh, ja). Defaults exist for en, zh, de, fr, "
-            "es, ru and ja; another language needs skip_sections and external_links_section."
+            "es, ru and ja; another language needs skip_sections and external_links_section. "
+            "It must be the wiki's own (a dump's xml:lang, the API's siteinfo lang): "
+            "'benchsmith check' and the stage refuse another, naming the keys to set."
         ),
     )
     variant: str = Field(
@@ -167,6 +169,15 @@ class WikiSettings(EventSelection):
     )
     external_links_section: str | None = Field(
         None, description="Heading of the external links section; unset: the language's."
+    )
+    tables: Literal["drop", "text"] = Field(
+        "drop",
+        description=(
+            "Wikitext tables: 'drop' leaves them out, as MediaWiki's plain-text extracts do (a "
+            "page with most of its words in tables is then flagged suspect); 'text' renders "
+            "each row as a line, cells joined by ' | '. The dump and api readers; the html "
+            "reader's pages are MediaWiki's own rendering."
+        ),
     )
     page_time_limit_s: float = Field(
         60.0,
@@ -187,6 +198,35 @@ class WikiSettings(EventSelection):
             external_links=links,
             variant=self.variant,
             namespaces=namespaces,
+            tables_as_text=self.tables == "text",
+        )
+
+    def language_mismatch(self, site_language: str, where: str) -> str | None:
+        """Why the wiki at ``where``, whose siteinfo gives ``site_language`` (a dump's
+        ``xml:lang``, the API's ``lang``), must not be read with these settings, naming the keys
+        to set; None when the languages agree or the wiki gives none."""
+        site = site_language.strip().lower()
+        if not site or site.split("-")[0] == self.language.split("-")[0]:
+            return None
+        keys = [f"wiki.language: {site}"]
+        overrides = [k for k in ("skip_sections", "external_links_section") if getattr(self, k)]
+        if site.split("-")[0] not in LANGUAGES and site not in LANGUAGES:
+            keys += ["wiki.skip_sections", "wiki.external_links_section"]
+            known = (
+                f"{site!r} has no defaults (known: {', '.join(sorted(LANGUAGES))}): the other "
+                "two keys are the headings of its sections to leave out and of its external links"
+            )
+        elif overrides:
+            known = f"and unset {' and '.join(f'wiki.{k}' for k in overrides)}, which replace "
+            known += f"the defaults of {site!r}"
+        else:
+            known = f"the defaults of {site!r} give its section names"
+        return (
+            f"{where} is a {site!r} wiki (its siteinfo says so), but wiki.language is "
+            f"{self.language!r}: its pages would be read with {self.language!r} section names, "
+            f"keeping its own 'see also' and 'external links' sections as text and finding no "
+            f"external links. Set {', '.join(keys[:-1]) + ' and ' if keys[1:] else ''}{keys[-1]} "
+            f"({known})."
         )
 
     @model_validator(mode="after")

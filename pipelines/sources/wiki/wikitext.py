@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import date
 from typing import Any, Literal, TypeVar
 
 import mwparserfromhell
@@ -27,13 +28,21 @@ from mwparserfromhell.wikicode import Wikicode
 
 from builders.text import text_length
 from builders.wikigen.records import ExternalLink as LinkRecord
-from builders.wikigen.records import Reference, Section
+from builders.wikigen.records import Reference, RenderTally, Section
+from pipelines.sources.wiki import convert
 from pipelines.sources.wiki.inline_templates import renderer_for
 
 P = TypeVar("P")
 REDIRECT_RE = re.compile(r"^\s*#REDIRECT\s*:?\s*\[\[([^\]|#]+)", re.IGNORECASE)
 # Left out of plain text, as in MediaWiki's own plain-text extracts (TextExtracts drops tables).
-HIDDEN_TAGS = frozenset({"ref", "references", "table", "gallery", "math", "score", "timeline"})
+HIDDEN_TAGS = frozenset({"ref", "references", "table", "gallery", "score", "timeline"})
+MATH_TAGS = frozenset({"math", "chem", "ce"})
+"""Formula tags: shown as their TeX source (:func:`_tex`)."""
+_SHIELD = 0xF0000
+"""A formula's characters are moved by this much, into Unicode's private use plane 15, while
+the page's text is tidied (quote runs, brackets, separators, spaces), then moved back: the TeX
+comes out as written."""
+_SHIELDED_RE = re.compile("[\U000f0000-\U000ffffd]+")
 # Sections whose {{cite ...}} templates are the sources of short citations ({{sfn}}, {{harvnb}}).
 SOURCE_SECTIONS = frozenset({"sources", "works cited", "bibliography", "cited sources"})
 _CITE_RE = re.compile(r"^(cite\b|citation$)", re.IGNORECASE)
@@ -95,6 +104,9 @@ class PageRules:
     variant: str = ""
     """The variant ``-{...}-`` conversions resolve to (``zh-hans``, ``zh-tw``...); empty: the
     first one written."""
+    tables_as_text: bool = False
+    """Render tables as text, a row a line with its cells joined by `` | ``; else leave them out,
+    as MediaWiki's plain-text extracts do."""
 
 
 @dataclass(frozen=True)
@@ -114,6 +126,8 @@ class ParsedPage:
     external_links: list[LinkRecord]
     headings: int
     """Every heading found, skipped sections' included."""
+    tally: RenderTally = field(default_factory=RenderTally)
+    """What rendering met that fidelity counts (conversions, formulas, tables)."""
 
 
 def parse(text: str) -> Wikicode:
@@ -141,46 +155,115 @@ def _namespace_of(link: Wikilink) -> str:
     return title.split(":", 1)[0].strip().casefold() if ":" in title else ""
 
 
-def _hidden_link(link: Wikilink, hidden: set[str]) -> bool:
+def _hidden_link(link: Wikilink, hidden: frozenset[str]) -> bool:
     if str(link.title).strip().startswith(":"):
         return False  # [[:Category:X]] is a visible link, not a membership
     prefix = _namespace_of(link)
     return prefix in hidden or bool(_INTERWIKI_RE.match(prefix))
 
 
-def _hidden_namespaces(namespaces: Iterable[str]) -> set[str]:
-    return {ns.casefold() for ns in namespaces} | PageRules.hidden_namespaces
+def _hidden_namespaces(namespaces: Iterable[str]) -> frozenset[str]:
+    return frozenset({ns.casefold() for ns in namespaces} | PageRules.hidden_namespaces)
 
 
-_DEFAULT_HIDDEN = _hidden_namespaces(())
+@dataclass(frozen=True)
+class _Scope:
+    """What rendering a page needs beside its wikitext: the namespaces whose links are hidden,
+    the date that templates such as ``{{age}}`` count to (none: they show only what needs no
+    date), and whether tables are rendered."""
+
+    hidden: frozenset[str] = field(default_factory=lambda: _hidden_namespaces(()))
+    as_of: date | None = None
+    tables: bool = False
+    """Render tables as text (:attr:`PageRules.tables_as_text`)."""
 
 
-def _template_text(template: Template, hidden: set[str]) -> str | None:
+_DEFAULT = _Scope()
+MAX_POSITION = 100
+"""A numbered argument beyond this (``{{x|100000000=…}}``) is kept by name: no renderer reads
+that far, and a hostile page must not make a list that long."""
+
+
+def template_args(
+    template: Template, value: Callable[[Wikicode], str]
+) -> tuple[list[str], dict[str, str]]:
+    """A template's positional and named arguments, each rendered by ``value``, as MediaWiki
+    numbers them: ``{{nowrap|1=x}}`` is the first positional argument, like ``{{nowrap|x}}``."""
+    numbered: dict[int, str] = {}
+    named: dict[str, str] = {}
+    position = 0
+    for param in template.params:
+        key = str(param.name).strip()
+        if not param.showkey:
+            position += 1
+            numbered[position] = value(param.value)
+        elif key.isdigit() and 0 < int(key) <= MAX_POSITION:
+            numbered[int(key)] = value(param.value)
+        else:
+            named[key] = value(param.value)
+    args = [numbered.get(i, "") for i in range(1, max(numbered, default=0) + 1)]
+    return args, named
+
+
+def _template_text(template: Template, scope: _Scope) -> str | None:
     """The plain text of an inline template, or ``None`` to drop it. Only a template that is
     rendered has its parameters rendered, each once, from the nodes already parsed: work stays
     linear in the depth of nesting."""
     name = template_name(template)
     function, colon, first = name.partition(":")
-    renderer = renderer_for((function if colon else name).casefold())
+    renderer = renderer_for((function if colon else name).casefold(), scope.as_of)
     if renderer is None:
         return None
-    args, named = ([first.strip()] if colon else []), {}
-    for param in template.params:
-        value = _text(param.value, hidden)
-        if param.showkey:
-            named[str(param.name).strip()] = value
-        else:
-            args.append(value)
-    return renderer(args, named)
+    args, named = template_args(template, lambda code: _text(code, scope, shielded=True))
+    return renderer([first.strip(), *args] if colon else args, named)
+
+
+def _tex(tag: Tag) -> str:
+    """A formula as its TeX source on one line: what Wikipedia's own alt text and plain-text
+    extracts give, readable by a person or a model, and nothing of the formula is lost (a
+    placeholder such as "[formula]" would leave "the expression [formula] means" to guess).
+    It is shielded from the tidying of the text around it (:data:`_SHIELD`)."""
+    source = " ".join(str(tag.contents or "").split())
+    return "".join(chr(_SHIELD + ord(c)) if ord(c) < 0xFFFE else c for c in source)
+
+
+def _unshielded(text: str) -> str:
+    return _SHIELDED_RE.sub(lambda run: "".join(chr(ord(c) - _SHIELD) for c in run[0]), text)
+
+
+_CELLS = frozenset({"td", "th"})
+
+
+def _table_text(table: Tag, scope: _Scope) -> str:
+    """A table as text: its caption, then a row a line, cells joined by `` | ``."""
+    rows: list[list[Tag]] = [[]]
+    for node in table.contents.nodes if table.contents else ():
+        tag = str(node.tag).lower() if isinstance(node, Tag) else ""
+        if tag == "tr":
+            cells = node.contents.nodes if node.contents else []
+            rows.append([c for c in cells if isinstance(c, Tag) and str(c.tag).lower() in _CELLS])
+        elif tag in _CELLS or tag == "caption":
+            rows[-1].append(node)  # a first row written without |-, or the caption (|+)
+    lines = []
+    for row in rows:
+        texts = [_cell_text(cell, scope) for cell in row]
+        if any(texts):
+            lines.append(" | ".join(texts))
+    return "\n" + "\n".join(lines) + "\n"
+
+
+def _cell_text(cell: Tag, scope: _Scope) -> str:
+    text = one_line(_text(cell.contents, scope, shielded=True))
+    return text[1:].strip() if str(cell).startswith("|+") else text  # a caption
 
 
 _DROP = object()
 
 
-def _replacement(node: Node, hidden: set[str]) -> object:
+def _replacement(node: Node, scope: _Scope) -> object:
     """What plain text shows for ``node``: ``_DROP``, a string, or ``None`` to keep it."""
     if isinstance(node, Template):
-        text = _template_text(node, hidden)
+        text = _template_text(node, scope)
         return _DROP if text is None else text
     if isinstance(node, Comment):
         return _DROP
@@ -188,19 +271,23 @@ def _replacement(node: Node, hidden: set[str]) -> object:
         tag = str(node.tag).lower()
         if tag == "br":
             return "\n"
+        if tag in MATH_TAGS:
+            return _tex(node)
+        if tag == "table" and scope.tables:
+            return _table_text(node, scope)
         return _DROP if tag in HIDDEN_TAGS else None
-    if isinstance(node, Wikilink) and _hidden_link(node, hidden):
+    if isinstance(node, Wikilink) and _hidden_link(node, scope.hidden):
         return _DROP
     return None
 
 
-def _clean(code: Wikicode, hidden: set[str]) -> None:
+def _clean(code: Wikicode, scope: _Scope) -> None:
     """Remove or render, in place and at any depth, whatever plain text must not show."""
     nodes = code.nodes
     i = 0
     while i < len(nodes):
         node = nodes[i]
-        replacement = _replacement(node, hidden)
+        replacement = _replacement(node, scope)
         if replacement is _DROP:
             del nodes[i]
             continue
@@ -208,7 +295,7 @@ def _clean(code: Wikicode, hidden: set[str]) -> None:
             nodes[i] = Text(replacement)
         else:
             for child in _children(node):
-                _clean(child, hidden)
+                _clean(child, scope)
         i += 1
 
 
@@ -243,9 +330,12 @@ def _orphans(text: str) -> str:
         text = tidied
 
 
-def _render(code: Wikicode) -> str:
+def _render(code: Wikicode, shielded: bool = False) -> str:
+    """The text of cleaned ``code``, tidied; formulas stay shielded when it goes inside a
+    larger text (a template's argument, a table's cell) that is tidied in turn."""
     text = _MAGIC_WORD_RE.sub("", code.strip_code(normalize=True, collapse=True))
-    return tidy(_orphans(_QUOTE_RUN_RE.sub(_quotes, text)))
+    text = tidy(_orphans(_QUOTE_RUN_RE.sub(_quotes, text)))
+    return text if shielded else _unshielded(text)
 
 
 def tidy(text: str) -> str:
@@ -253,12 +343,12 @@ def tidy(text: str) -> str:
     return _BLANK_LINES_RE.sub("\n\n", "\n".join(lines)).strip()
 
 
-def _text(code: Wikicode | None, hidden: set[str] = _DEFAULT_HIDDEN) -> str:
+def _text(code: Wikicode | None, scope: _Scope = _DEFAULT, shielded: bool = False) -> str:
     """Render a part of an already parsed page in place (it is not parsed again)."""
     if code is None:
         return ""
-    _clean(code, hidden)
-    return _render(code)
+    _clean(code, scope)
+    return _render(code, shielded)
 
 
 def plain_text(code: Wikicode | str, hidden_link_namespaces: Iterable[str] = ()) -> str:
@@ -268,7 +358,7 @@ def plain_text(code: Wikicode | str, hidden_link_namespaces: Iterable[str] = ())
     if not _MARKUP_RE.search(text):
         return tidy(text)  # nothing to parse: most citation and infobox values
     code = parse(text)
-    _clean(code, _hidden_namespaces(hidden_link_namespaces))
+    _clean(code, _Scope(_hidden_namespaces(hidden_link_namespaces)))
     return _render(code)
 
 
@@ -297,13 +387,14 @@ def convert_variants(text: str, variant: str) -> str:
     return _CONVERSION_RE.sub(lambda m: _converted(m, variant), text)
 
 
-def _infobox(code: Wikicode, rules: PageRules) -> tuple[str, dict[str, str]]:
+def _infobox(
+    code: Wikicode, scope: _Scope, prefixes: tuple[str, ...]
+) -> tuple[str, dict[str, str]]:
     for template in code.filter_templates(recursive=False):
         name = template_name(template)
-        prefix = next((p for p in rules.infobox_prefixes if name.casefold().startswith(p)), "")
+        prefix = next((p for p in prefixes if name.casefold().startswith(p)), "")
         if prefix:
-            hidden = set(rules.hidden_namespaces)
-            values = ((str(p.name).strip(), _text(p.value, hidden)) for p in template.params)
+            values = ((str(p.name).strip(), _text(p.value, scope)) for p in template.params)
             fields = {name: one_line(v) for name, v in values if name and v}
             return name[len(prefix) :].strip().casefold(), fields
     return "", {}
@@ -433,12 +524,45 @@ def _categories(code: Wikicode, prefixes: frozenset[str]) -> list[str]:
     return found
 
 
-def parse_wikitext(text: str, rules: PageRules | None = None) -> ParsedPage:
+_TABLE_CELLS = frozenset({"td", "th", "caption"})
+_CONVERT = frozenset({"convert", "cvt"})
+
+
+def tallied(
+    code: Wikicode, source: str, length_unit: str, tables_as_text: bool = False
+) -> RenderTally:
+    """Count, before rendering, the page's conversions and the unit codes among them that have
+    no name, its formulas, and the words (in ``length_unit``) of its tables' cells unless the
+    tables are rendered as text; the page's ``source`` text says which walks of ``code`` can be
+    skipped."""
+    conversions, raw, math, table_words = 0, [], 0, 0
+    lowered = source.lower()
+    if "convert" in lowered or "cvt" in lowered:
+        for template in code.filter_templates():
+            if template_name(template).casefold() in _CONVERT:
+                conversions += 1
+                args = template_args(template, lambda v: str(v).strip())[0]
+                raw += convert.unknown_units(args)
+    if "<math" in lowered or "<chem" in lowered or "<ce" in lowered:
+        math = len(code.filter_tags(matches=lambda n: str(n.tag).lower() in MATH_TAGS))
+    if "{|" in source and not tables_as_text:
+        tables = code.filter_tags(recursive=False, matches=lambda n: str(n.tag) == "table")
+        for table in tables:
+            cells = table.contents.filter_tags(matches=lambda n: str(n.tag).lower() in _TABLE_CELLS)
+            table_words += sum(text_length(c.contents.strip_code(), length_unit) for c in cells)
+    return RenderTally(conversions, tuple(raw), math, table_words)
+
+
+def parse_wikitext(
+    text: str, rules: PageRules | None = None, as_of: date | None = None
+) -> ParsedPage:
     """Parse one page's wikitext into the parts an Article record keeps.
 
     Sections named in ``rules.skip_sections`` (and their subsections) are left out of the
     sections, outline and length. Categories are the page's explicit category links. Chinese
-    ``-{...}-`` conversions are resolved for ``rules.variant`` first.
+    ``-{...}-`` conversions are resolved for ``rules.variant`` first. Templates such as
+    ``{{age}}`` count to ``as_of`` (the readers give the page's last revision date); without
+    it they show only what needs no date.
     """
     rules = rules or PageRules()
     text = convert_variants(text, rules.variant)
@@ -448,22 +572,23 @@ def parse_wikitext(text: str, rules: PageRules | None = None) -> ParsedPage:
     templates = list(
         dict.fromkeys(template_name(t) for t in code.filter_templates(recursive=False))
     )
+    tally = tallied(code, text, rules.length_unit, rules.tables_as_text)
     references_found = references(code)  # before the infobox: rendering drops its refs
-    infobox_type, infobox = _infobox(code, rules)
+    scope = _Scope(rules.hidden_namespaces, as_of, rules.tables_as_text)
+    infobox_type, infobox = _infobox(code, scope, rules.infobox_prefixes)
 
     # From here on each section is cleaned in place once and rendered without parsing again.
-    hidden = set(rules.hidden_namespaces)
 
     def parts() -> Iterator[tuple[int, str, Wikicode]]:
         for chunk in code.get_sections(flat=True, include_lead=True):
             first = chunk.nodes[0] if chunk.nodes else None
             if isinstance(first, Heading):
-                yield first.level, _text(first.title, hidden), Wikicode(chunk.nodes[1:])
+                yield first.level, _text(first.title, scope), Wikicode(chunk.nodes[1:])
             else:
                 yield 0, "", chunk
 
     summary, sections, ext_links, headings = collected(
-        parts(), rules, lambda body: _text(body, hidden), _links
+        parts(), rules, lambda body: _text(body, scope), _links
     )
 
     return assembled(
@@ -478,6 +603,7 @@ def parse_wikitext(text: str, rules: PageRules | None = None) -> ParsedPage:
         references=references_found,
         external_links=ext_links,
         headings=headings,
+        tally=tally,
     )
 
 

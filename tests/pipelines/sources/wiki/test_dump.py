@@ -216,8 +216,8 @@ def test_the_snapshot_page_of_real_world_constructs_renders_cleanly():
     page = next(a for a in _read(SNAPSHOT_XML) if a.title == "2026 Brannock dockworkers' strike")
     assert page.summary.startswith(
         "The 2026 Brannock dockworkers' strike (Swedish: Brannockstrejken) was a stoppage of "
-        "work by about 1,900 dock workers along 3.2 km of quays at the Port of Brannock from "
-        "9–21 February 2026."
+        "work by about 1,900 dock workers along 3.2 kilometres of quays at the Port of Brannock "
+        "from 9–21 February 2026."
     )
     assert "2.4 × 10^6 tonnes" in page.summary
     # the unclosed '' before "Background" swallows no heading

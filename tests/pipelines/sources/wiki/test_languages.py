@@ -3,12 +3,22 @@ characters."""
 
 from __future__ import annotations
 
-import pytest
-from pydantic import ValidationError
+import json
 
+import pytest
+import yaml
+from pydantic import ValidationError
+from typer.testing import CliRunner
+
+from pipelines.cli import app
+from pipelines.errors import ParamsError
+from pipelines.sources.wiki.api import read_api
 from pipelines.sources.wiki.languages import LANGUAGES, rules_for
-from pipelines.sources.wiki.settings import WikiSettings
+from pipelines.sources.wiki.mediawiki_client import MediaWikiClient
+from pipelines.sources.wiki.settings import ApiSettings, WikiSettings
 from pipelines.sources.wiki.wikitext import parse_wikitext
+from tests.support.http_server import scripted_server
+from tests.support.snapshot import ROOT
 
 ZH = (
     """{{Infobox event|name=梅里达尔河洪水}}
@@ -82,3 +92,51 @@ def test_a_language_without_defaults_needs_its_section_names(params) -> None:
     )
     assert settings.rules().skip_sections == {"примітки"}
     assert settings.rules().external_links == {"посилання"}
+
+
+GERMAN_EXPORT = """<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.11/" xml:lang="de">
+  <siteinfo><sitename>Wikipedia</sitename><base>https://de.wikipedia.org/wiki/Wikipedia</base>
+  </siteinfo>
+</mediawiki>
+"""
+
+
+def test_check_refuses_a_dump_in_another_language_naming_the_keys_to_change(tmp_path):
+    (tmp_path / "export.xml").write_text(GERMAN_EXPORT, encoding="utf-8")
+    data = yaml.safe_load((ROOT / "params.yaml").read_text())
+    data["wiki"]["dump"]["path"] = str(tmp_path / "export.xml")
+    for key in ("archive", "search_log"):
+        data["web"][key] = str(ROOT / data["web"][key])
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(data))
+    result = CliRunner().invoke(app, ["check", "--params", str(tmp_path / "params.yaml")])
+    assert result.exit_code == 2
+    message = " ".join(result.output.split())
+    assert "is a 'de' wiki (its siteinfo says so), but wiki.language is 'en'" in message
+    assert "Set wiki.language: de (and unset wiki.skip_sections, which replace" in message
+    data["wiki"].update(language="de", skip_sections=None)
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(data))
+    result = CliRunner().invoke(app, ["check", "--params", str(tmp_path / "params.yaml")])
+    assert result.exit_code == 0, result.output
+
+
+def _siteinfo(lang: str) -> str:
+    general = {
+        "generator": "MediaWiki 1.39.17",
+        "sitename": "Уикипедия",
+        "server": "http://127.0.0.1",
+        "articlepath": "/wiki/$1",
+        "lang": lang,
+    }
+    namespaces = {"14": {"name": "Категория"}}
+    return json.dumps({"query": {"general": general, "namespaces": namespaces, "extensions": []}})
+
+
+def test_the_api_reader_refuses_a_wiki_in_another_language_before_reading_pages(params):
+    with scripted_server([(200, "application/json", _siteinfo("bg"))]) as (url, seen):
+        api = ApiSettings(url=f"{url}/api.php", contact="ops@benchsmith.example")
+        settings = params.wiki.model_copy(update={"reader": "api", "api": api})
+        with pytest.raises(ParamsError) as refused:
+            next(read_api(MediaWikiClient(api, sleep=lambda s: None), settings))
+    assert f"{url}/api.php is a 'bg' wiki" in str(refused.value)
+    assert "wiki.skip_sections and wiki.external_links_section" in str(refused.value)
+    assert all("siteinfo" in r["path"] for r in seen)  # no page was asked for

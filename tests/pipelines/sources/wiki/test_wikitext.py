@@ -1,3 +1,6 @@
+from datetime import UTC, date, datetime
+
+from pipelines.sources.wiki.article import build_article
 from pipelines.sources.wiki.languages import rules_for
 from pipelines.sources.wiki.wikitext import parse_wikitext, plain_text
 
@@ -160,7 +163,7 @@ def test_inline_templates_keep_their_words():
         "{{Citation needed|date=March 2026}}"
     )
     assert parse_wikitext(text, rules_for("en", skip_sections=[])).summary == (
-        "The river rose 3 m above normal on 4 March 2026; 12 people died and le deluge began. "
+        "The river rose 3 metres above normal on 4 March 2026; 12 people died and le deluge began. "
         "It cost US$4.5 million."
     )
 
@@ -214,3 +217,64 @@ def test_headings_interwiki_links_and_magic_words():
     assert page.summary == "Lead."
     assert page.outline == ["Aftermath of the deluge"]
     assert page.sections[0].text == "Body."
+
+
+def test_numbered_arguments_count_as_positional_ones():
+    text = "Famous for {{nowrap|1=''E'' = ''mc''<sup>2</sup>}} and {{lang|2=Shqipëri|1=sq}}."
+    assert parse_wikitext(text).summary == "Famous for E = mc2 and Shqipëri."
+
+
+def test_ages_count_to_the_date_given_and_are_dropped_without_one():
+    text = (
+        "Landed on 20 July 1969 ({{age|1969|07|20}} years ago); {{start date and age|1929|5|16}}."
+    )
+    dated = parse_wikitext(text, as_of=date(2016, 4, 20)).summary
+    assert dated == "Landed on 20 July 1969 (46 years ago); 16 May 1929; 86 years ago."
+    assert "(47 years ago)" in parse_wikitext(text, as_of=date(2016, 7, 20)).summary
+    span = "{{age in years, months and days|1775|04|19|1783|09|03}}"
+    assert parse_wikitext(span).summary == "8 years, 4 months and 15 days"
+    assert parse_wikitext("{{age in years, months and days|1775|13|40|1783|09|03}}").summary == "7"
+    assert parse_wikitext("{{nowrap|100000000=x|1=kept}}").summary == "kept"
+    assert parse_wikitext("{{birth date and age|1970|04|29}}", as_of=date(2017, 4, 28)).summary == (
+        "29 April 1970 (age 46)"
+    )
+
+
+def test_a_formula_reads_as_its_tex_source_untouched_by_the_tidying_around_it():
+    text = "In the expression\n:<math>f''( x ) = \\frac{1}{2}} ; ()</math>\nmeans ''it''."
+    page = parse_wikitext(text)
+    assert page.summary == "In the expression\nf''( x ) = \\frac{1}{2}} ; ()\nmeans it."
+    assert page.tally.math == 1
+
+
+def _article(wikitext: str):
+    return build_article(
+        page_id=1, title="Awards", namespace=0, wikitext=wikitext, url="", created_at=None,
+        created_at_source="history", last_revision_id=1, last_revision_at=None, reader="dump",
+        read_at=datetime(2026, 1, 1, tzinfo=UTC), rules=rules_for("en"),
+    )  # fmt: skip
+
+
+def test_a_page_mostly_in_tables_is_suspect_and_its_table_words_are_counted():
+    table = "{|\n! Year !! Film\n|-\n| 1929 || ''The Dove'' and more words here\n|}\n"
+    article = _article("Short lead.\n== Winners ==\n" + table * 3)
+    assert article.fidelity.tally.table_words == 3 * 9
+    assert article.fidelity.suspect == (
+        "mostly tables: 93% of its words (27 of 29) are in tables, which the text leaves out"
+    )
+    assert "tally" not in article.to_row()["fidelity"]
+    prose = _article("A lead of many more words than the table has. " * 2 + "\n" + table)
+    assert not prose.fidelity.suspect and prose.fidelity.tally.table_words == 9
+
+
+def test_tables_render_as_rows_of_cells_when_asked_and_then_count_as_text():
+    text = (
+        "Lead.\n{| class=wikitable\n|+ Winners\n! Year !! Film\n|-\n"
+        "| 1929 || [[The Dove (film)|The Dove]]{{efn|a note}}\n|-\n| 1930 || ''Anything''\n|}\nAfter."
+    )
+    assert parse_wikitext(text).summary == "Lead.\n\nAfter."
+    page = parse_wikitext(text, rules_for("en", tables_as_text=True))
+    assert page.summary == (
+        "Lead.\n\nWinners | Year | Film\n1929 | The Dove\n1930 | Anything\n\nAfter."
+    )
+    assert page.tally.table_words == 0  # nothing left out
