@@ -49,3 +49,14 @@ def no_network(allow: Iterable[str] = ()) -> Iterator[list[object]]:
         mp.undo()
         assert socket.socket.connect is real_connect and socket.socket.connect_ex is real_connect_ex
         assert socket.getaddrinfo is real_getaddrinfo
+
+
+def loopback_fetch(target: str = "127.0.0.1", **overrides: Any) -> Any:
+    """Fetch settings for tests: fast timeouts, no per-host delay, every ``*.example`` host sent
+    to ``target`` (an address, optionally with a port) on loopback; ``overrides`` on top."""
+    from pipelines.sources.web.settings import FetchSettings
+
+    given = {"contact": "ops@benchsmith.example", "per_host_delay_s": 0, "read_timeout_s": 2.0,
+             "total_timeout_s": 4.0, "retries": 2, "backoff_s": 0.01,
+             "allow_addresses": ["127.0.0.1/32"], "resolve": {"*.example": target}}  # fmt: skip
+    return FetchSettings(**{**given, **overrides})

@@ -11,24 +11,15 @@ import pyarrow.parquet as pq
 
 from builders.wikigen.records import ARTICLE_SCHEMA, DOCUMENT_STATUSES, ExternalLink
 from pipelines.sources.web.fetch import STATUSES
-from pipelines.sources.web.settings import FetchSettings, WebSettings
+from pipelines.sources.web.settings import WebSettings
 from pipelines.stages.web import run_web
 from tests.support.fault_server import fault_server
+from tests.support.network import loopback_fetch
 from tests.support.records import make_article
 
 
 def _settings(tmp: Path, **fetch_overrides) -> WebSettings:
-    fetch = FetchSettings(
-        contact="ops@benchsmith.example",
-        per_host_delay_s=0,
-        read_timeout_s=2.0,
-        total_timeout_s=4.0,
-        retries=2,
-        backoff_s=0.01,
-        allow_addresses=["127.0.0.1/32"],
-        resolve={"*.example": "127.0.0.1"},
-        **fetch_overrides,
-    )
+    fetch = loopback_fetch(**fetch_overrides)
     return WebSettings(
         mode="live", archive=tmp / "archive", search_log=tmp / "search.jsonl", fetch=fetch
     )

@@ -13,7 +13,6 @@ The key comes from ``BRAVE_API_KEY`` only.
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -32,7 +31,7 @@ from pipelines.sources.web.search.base import (
     parse_restrict,
     restrict_start,
 )
-from pipelines.sources.web.search.calls import HitList, JsonApi
+from pipelines.sources.web.search.calls import HitList, JsonApi, env_key
 
 API_KEY_ENV = "BRAVE_API_KEY"
 PAGE_SIZE = 20
@@ -119,14 +118,7 @@ class BraveSearch(SearchProvider):
     @classmethod
     def from_settings(cls, own: BraveSettings, *, retries: int) -> BraveSearch:
         """Build from ``BRAVE_API_KEY`` and ``web.search.brave``."""
-        key = os.environ.get(API_KEY_ENV, "")
-        if not key:
-            raise SearchUnavailable(
-                f"brave needs {API_KEY_ENV} set in the environment (keys are read from the "
-                "environment only, never from params.yaml)",
-                provider=cls.name,
-            )
-        return cls(key, base_url=own.base_url, country=own.country,
+        return cls(env_key(cls.name, API_KEY_ENV), base_url=own.base_url, country=own.country,
                    retries=retries)  # fmt: skip
 
     def _params(self, query: str, date_restrict: str | None, language: str | None) -> dict:

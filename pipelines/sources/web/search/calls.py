@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from itertools import count
@@ -39,6 +40,19 @@ class Transient(Exception):
         super().__init__(problem)
         self.problem = problem
         self.asked_s = asked_s
+
+
+def env_key(provider: str, variable: str) -> str:
+    """The key in environment variable ``variable``; :class:`SearchUnavailable` when unset
+    (keys are never read from settings)."""
+    key = os.environ.get(variable, "")
+    if not key:
+        raise SearchUnavailable(
+            f"{provider} needs {variable} set in the environment (keys are read from the "
+            "environment only, never from params.yaml)",
+            provider=provider,
+        )
+    return key
 
 
 def with_retries(

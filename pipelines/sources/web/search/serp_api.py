@@ -15,7 +15,6 @@ that URL, so every message is redacted. The key comes from ``SERPAPI_KEY`` only.
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -33,7 +32,7 @@ from pipelines.sources.web.search.base import (
     redact,
     restrict_start,
 )
-from pipelines.sources.web.search.calls import HitList, Transient, refusal, with_retries
+from pipelines.sources.web.search.calls import HitList, Transient, env_key, refusal, with_retries
 
 API_KEY_ENV = "SERPAPI_KEY"
 PAGE_SIZE = 10
@@ -91,14 +90,7 @@ class SerpApi(SearchProvider):
     @classmethod
     def from_settings(cls, own: SerpApiSettings, *, retries: int) -> SerpApi:
         """Build from ``SERPAPI_KEY`` and ``web.search.serpapi``."""
-        key = os.environ.get(API_KEY_ENV, "")
-        if not key:
-            raise SearchUnavailable(
-                f"serpapi needs {API_KEY_ENV} set in the environment (keys are read from the "
-                "environment only, never from params.yaml)",
-                provider=cls.name,
-            )
-        return cls(key, base_url=own.base_url, gl=own.gl,
+        return cls(env_key(cls.name, API_KEY_ENV), base_url=own.base_url, gl=own.gl,
                    retries=retries)  # fmt: skip
 
     def _params(self, query: str, date_restrict: str | None, language: str | None) -> dict:

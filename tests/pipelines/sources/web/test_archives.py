@@ -33,6 +33,7 @@ from pipelines.sources.web.fetch import Fetcher
 from pipelines.sources.web.settings import ArchiveSettings, FetchSettings, WebSettings
 from pipelines.sources.web.warc_archive import MEMENTO_TYPE
 from pipelines.stages.web import run_web
+from tests.support.network import loopback_fetch
 from tests.support.records import make_article
 
 API = f"https://{ARCHIVE_HOST}/wayback/available"
@@ -100,17 +101,7 @@ def _world(tmp: Path) -> tuple[Path, Path, dict[str, dict]]:
 
 
 def _fetch_settings(port: int, ca: Path) -> FetchSettings:
-    return FetchSettings(
-        contact="ops@benchsmith.example",
-        per_host_delay_s=0,
-        read_timeout_s=2.0,
-        total_timeout_s=4.0,
-        retries=1,
-        backoff_s=0.01,
-        allow_addresses=["127.0.0.1/32"],
-        resolve={"*.example": f"127.0.0.1:{port}"},
-        ca_file=str(ca),
-    )
+    return loopback_fetch(f"127.0.0.1:{port}", retries=1, ca_file=str(ca))
 
 
 @pytest.fixture(scope="module")
