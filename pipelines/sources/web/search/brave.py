@@ -5,10 +5,11 @@ Built from Brave's documentation (https://api-dashboard.search.brave.com/app/doc
 web-search/get-started, .../query, .../responses): ``GET {base}/web/search`` with the key in
 the ``X-Subscription-Token`` header; ``count`` results a page (at most 20) and ``offset`` in
 pages (at most 9); ``freshness`` as ``pd``/``pw``/``pm``/``py`` or
-``YYYY-MM-DDtoYYYY-MM-DD``; ``search_lang`` a language code. Hits are the ``results`` of ``web``, with
-``url``, ``title`` and ``description``; ``query.more_results_available`` says whether another
-page exists. Errors are ``{"type": "ErrorResponse", "error": {"status", "code", "detail"}}``.
-The key comes from ``BRAVE_API_KEY`` only.
+``YYYY-MM-DDtoYYYY-MM-DD``; ``search_lang`` a language code. Hits are the ``results`` of
+``web``, with ``url``, ``title`` and ``description``; ``query.more_results_available`` says
+whether another page exists. Errors are
+``{"type": "ErrorResponse", "error": {"status", "code", "detail"}}``. The key comes from
+``BRAVE_API_KEY`` only.
 """
 
 from __future__ import annotations
