@@ -40,7 +40,7 @@ def _live_params(tmp: Path, port: int, ca: Path, archive: Path) -> Path:
         resolve={"*.example": f"127.0.0.1:{port}"},
         allow_addresses=["127.0.0.1/32"],
         ca_file=str(ca),
-        per_host_delay_s=0.2,
+        per_host_delay_s=0.05,
         read_timeout_s=2.0,
         total_timeout_s=3.0,
         backoff_s=0.1,
