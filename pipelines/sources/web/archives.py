@@ -33,6 +33,7 @@ from urllib.parse import urlencode
 
 import anyio
 
+from builders.wikigen.event_date import parse_date
 from pipelines.sources.web.fetch import FetchResult
 from pipelines.sources.web.settings import ArchiveSettings
 from pipelines.sources.web.urls import DEFAULT_PORTS, host_of, split_url
@@ -42,7 +43,6 @@ RECOVERABLE = ("dead", "error", "not_html")
 API_TYPES = ("application/json", "text/json", "text/plain")
 """Content types accepted from the availability API."""
 _MEMENTO_RE = re.compile(r"^(https?://[^/]+(?:/[^/]+)*?)/web/(\d{4,14})([a-z]{2}_)?/(.+)$")
-_DATE_FORMATS = ("%d %B %Y", "%B %d, %Y", "%Y-%m-%d", "%d %b %Y", "%b %d, %Y", "%B %Y", "%Y")
 
 
 class Fetches(Protocol):
@@ -114,14 +114,13 @@ def memento_time(timestamp: str) -> datetime | None:
 
 
 def citation_date(text: str) -> date | None:
-    """A CS1 date as editors write it (``6 March 2026``, ``March 6, 2026``, ``2026-03-06``)."""
-    text = " ".join(text.replace("\u00a0", " ").split())
-    for form in _DATE_FORMATS:
-        try:
-            return datetime.strptime(text, form).date()
-        except ValueError:
-            continue
-    return None
+    """A CS1 date as editors write it (``6 March 2026``, ``March 6, 2026``, ``2026-03-06``),
+    read as infobox dates are; a month or a year alone means its first day."""
+    found = parse_date(text)
+    if found is None:
+        return None
+    year, month, day = [*found.split("-"), "1", "1"][:3]
+    return date(int(year), int(month), int(day))
 
 
 def lookup_url(api: str, url: str, aim: date | None) -> str:

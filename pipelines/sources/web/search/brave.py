@@ -29,7 +29,6 @@ from pipelines.sources.web.search.base import (
     SearchProvider,
     SearchUnavailable,
     language_code,
-    parse_restrict,
     restrict_start,
 )
 from pipelines.sources.web.search.calls import HitList, JsonApi, env_key
@@ -125,9 +124,9 @@ class BraveSearch(SearchProvider):
     def _params(self, query: str, date_restrict: str | None, language: str | None) -> dict:
         params: dict[str, Any] = {"q": query}
         if date_restrict:
-            parse_restrict(date_restrict)
+            today = self._clock().date()
             params["freshness"] = FRESHNESS.get(date_restrict) or (
-                f"{restrict_start(date_restrict, self._clock().date())}to{self._clock().date()}"
+                f"{restrict_start(date_restrict, today)}to{today}"
             )
         if language:
             code = language_code(language).lower()
