@@ -31,8 +31,10 @@ from urllib.parse import parse_qs, urlsplit
 from pipelines.snapshot.site_server import in_thread
 from tests.support.http_server import reply
 
-BRAVE_KEY = "BSAtest-brave-key-0123456789abcdef"
-SERPAPI_KEY = "serp0123456789abcdef0123456789abcdef0123456789abcdef0123456789ab"
+# fake keys, written in two parts (as tests/support/canary.py does) so that secret scanners
+# reading the repository do not take them for real ones
+BRAVE_KEY = "BSA" + "test-brave-key-FAKE0123456789"
+SERPAPI_KEY = "serp" + "test-FAKE-0123456789abcdefghijklmnopqrstuvwxyz"
 
 
 def results_for(query: str) -> int:
