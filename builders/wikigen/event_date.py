@@ -23,6 +23,7 @@ dropped.
 
 from __future__ import annotations
 
+import calendar
 import html
 import re
 from collections.abc import Callable, Mapping
@@ -274,3 +275,10 @@ def event_date(infobox: Mapping[str, str]) -> str | None:
         if len(found) == len("YYYY-MM-DD"):
             break
     return found
+
+
+def months_after(start: date, months: int) -> date:
+    """The day ``months`` calendar months after ``start`` (before it when negative), on the
+    month's last day when ``start``'s day is past it (31 March less one month: 28 February)."""
+    year, month = divmod(start.year * 12 + start.month - 1 + months, 12)
+    return date(year, month + 1, min(start.day, calendar.monthrange(year, month + 1)[1]))

@@ -25,6 +25,7 @@ from functools import lru_cache, partial
 
 from babel import Locale
 
+from builders.wikigen.event_date import months_after
 from pipelines.sources.wiki import convert
 
 Renderer = Callable[[list[str], dict[str, str]], str]
@@ -110,17 +111,10 @@ def _age_ymd(args: list[str], named: dict[str, str], as_of: date | None) -> str:
     except (TypeError, ValueError):  # fewer than three parts, or no such day
         return _age(args, named, as_of)
     months = (end.year - start.year) * 12 + end.month - start.month - (end.day < start.day)
-    days = (end - _months_after(start, months)).days
+    days = (end - months_after(start, months)).days
     parts = [(months // 12, "year"), (months % 12, "month"), (days, "day")]
     shown = [f"{n} {unit}{'s' if n != 1 else ''}" for n, unit in parts]
     return f"{shown[0]}, {shown[1]} and {shown[2]}"
-
-
-def _months_after(start: date, months: int) -> date:
-    """The day ``months`` calendar months after ``start`` (the month's last day at most)."""
-    year, month = divmod(start.month - 1 + months, 12)
-    year += start.year
-    return date(year, month + 1, min(start.day, calendar.monthrange(year, month + 1)[1]))
 
 
 def _date_and_age_ago(args: list[str], named: dict[str, str], as_of: date | None) -> str:

@@ -338,3 +338,14 @@ def test_value_forms(value: str, expected: str | None) -> None:
 )
 def test_keys(infobox: dict[str, str], expected: str | None) -> None:
     assert event_date(infobox) == expected
+
+
+def test_months_after_counts_calendar_months_and_keeps_to_the_months_last_day():
+    from datetime import date
+
+    from builders.wikigen.event_date import months_after
+
+    assert months_after(date(2026, 11, 27), -6) == date(2026, 5, 27)
+    assert months_after(date(2026, 3, 31), -1) == date(2026, 2, 28)
+    assert months_after(date(2024, 2, 29), -12) == date(2023, 2, 28)
+    assert months_after(date(2026, 1, 31), 13) == date(2027, 2, 28)

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from urllib.parse import urlsplit
 
+from builders.wikigen.event_date import months_after
 from pipelines.errors import BenchsmithError
 from pipelines.secrets import redact as redact_secrets
 
@@ -164,15 +165,7 @@ def restrict_start(date_restrict: str, today: date) -> date:
     unit, amount = parse_restrict(date_restrict)
     if unit in "dw":
         return today - timedelta(days=amount * (7 if unit == "w" else 1))
-    months = amount * (12 if unit == "y" else 1)
-    year, month = divmod(today.year * 12 + today.month - 1 - months, 12)
-    month += 1
-    for day in range(today.day, 0, -1):  # the 31st of a shorter month: its last day
-        try:
-            return date(year, month, day)
-        except ValueError:
-            continue
-    raise AssertionError("unreachable")
+    return months_after(today, -amount * (12 if unit == "y" else 1))
 
 
 def language_code(language: str) -> str:
