@@ -199,8 +199,7 @@ MIN_POOL = 30
 def document_responder(filler: Mapping[str, Sequence[str]]) -> Any:
     """The responder for ``summhay/document``, writing news around filler sentences: the topic's
     own (``filler[topic_id]``) when it has enough, else the shared pool (``filler[""]``).
-    Conversations use conversational filler. Its ``fingerprint`` digests the filler, which the
-    request does not carry, so that a response cache keys answers by it too."""
+    Conversations use conversational filler."""
 
     def document(v: Mapping[str, Any]) -> str:
         domain = v["domain"]
@@ -240,8 +239,6 @@ def document_responder(filler: Mapping[str, Sequence[str]]) -> Any:
             body = f"{v['voice']}: {v['topic']}\n\n" + "\n\n".join(paragraphs)
         return body
 
-    text = json.dumps({k: list(v) for k, v in sorted(filler.items())}, ensure_ascii=False)
-    document.fingerprint = hashlib.sha256(text.encode()).hexdigest()[:16]  # type: ignore[attr-defined]
     return document
 
 

@@ -161,7 +161,7 @@ class LLMClient:
         Raises :class:`CallFailed` when the request is refused or retries are used up.
         """
         cache = self.cache if self.backend.cacheable else None
-        key = request.cache_key(self.backend.name, self.backend.cache_model(request.prompt))
+        key = request.cache_key(self.backend.name, self.backend.model)
         if cache is not None and (hit := cache.get(key)) is not None:
             self.usage.add(request.prompt, cache_hits=1)
             return hit

@@ -43,11 +43,6 @@ class Backend(ABC):
     def complete(self, request: ChatRequest) -> ChatResponse:
         """One completion for ``request``."""
 
-    def cache_model(self, prompt: str) -> str:
-        """The model as the response cache keys answers to ``prompt``: the model, and for a
-        backend whose answer also depends on data outside the request, that data's digest."""
-        return self.model
-
 
 def estimate_tokens(text: str) -> int:
     """A rough token count (4 tokens per 3 words) where a server reports no usage."""

@@ -29,13 +29,6 @@ class TemplateBackend(Backend):
         # free, so not cached unless asked (llm.cache_template): a rebuild then counts new asks
         self.cacheable = cacheable
 
-    def cache_model(self, prompt: str) -> str:
-        """``model``, plus the digest a responder declares (``responder.fingerprint``) when its
-        answers read data outside the request, such as SummHay's filler from the corpus: a
-        cached answer written from other data is then never served."""
-        fingerprint = getattr(self.responders.get(prompt), "fingerprint", "")
-        return f"{self.model}+{fingerprint}" if fingerprint else self.model
-
     def complete(self, request: ChatRequest) -> ChatResponse:
         responder = self.responders.get(request.prompt)
         if responder is None:

@@ -284,30 +284,3 @@ def test_answers_are_counted_as_parsed_malformed_or_failing_their_check(
     assert answers_line(stats) == (
         "3 answers parsed, 2 failed checks: give N colours, not N (…) ×2, 1 malformed"
     )
-
-
-def test_a_cached_template_answer_written_from_other_data_is_not_served(
-    tmp_path: Path, prompts: PromptLibrary
-) -> None:
-    from pipelines.llm.cache import ResponseCache
-
-    def responder(colours: list[str]):
-        def answer(variables: dict) -> str:
-            return json.dumps({"colours": colours})
-
-        answer.fingerprint = "-".join(colours)  # type: ignore[attr-defined]
-        return answer
-
-    settings = settings_for("http://127.0.0.1:9", tmp_path, backend="template")
-
-    def run(colours: list[str]) -> list[str]:
-        backend = TemplateBackend({"t/pick": responder(colours)}, cacheable=True)
-        client = LLMClient(settings, backend, cache=ResponseCache(settings.cache), prompts=prompts)
-        (outcome,) = client.ask_many([pick("sea")])
-        return outcome.value.colours
-
-    assert run(["red", "green", "blue"]) == ["red", "green", "blue"]
-    assert run(["red", "green", "blue"]) == ["red", "green", "blue"]  # from the cache
-    assert run(["cyan", "magenta", "yellow"]) == ["cyan", "magenta", "yellow"]  # not the old one
-    plain = TemplateBackend({"t/pick": lambda v: GOOD})
-    assert plain.cache_model("t/pick") == "template"  # no fingerprint: keys as before
