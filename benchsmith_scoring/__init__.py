@@ -11,4 +11,6 @@ rouge-score, and rendering a prompt imports jinja2, each only when used.
 - :mod:`.text`: the answer normalisation and token F1 they share.
 - :mod:`.prompts`: the prompts the cards' baselines were produced with.
 - :mod:`.harness`: the functions the generated lm-evaluation-harness tasks call.
+- :mod:`.tokens`: token counts in an evaluated model's tokenizer (OpenAI encodings import
+  bpe-openai, a ``tokenizer.json`` imports tokenizers, each only when used).
 """
