@@ -15,7 +15,7 @@ The chat framing, which :attr:`Tokenizer.framing` names:
   costs 3 tokens plus its role and content, and the reply is primed with 3 more; the OpenAI
   Cookbook's "How to count tokens with tiktoken");
 - ``chat-template``: the chat template beside a ``tokenizer.json`` (``chat_template.jinja``, or
-  ``chat_template`` in ``tokenizer_config.json``), rendered for one user message with the
+  ``chat_template`` in ``tokenizer_config.json``), rendered for the messages with the
   generation prompt, in a sandbox as transformers renders it;
 - ``none``: the prompt's own tokens (a ``tokenizer.json`` without a template).
 
@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -115,8 +115,9 @@ class Tokenizer:
     boundary: re.Pattern[str] | None = field(default=None, repr=False)
     """Where texts are cut to count them a line at a time (None: counted whole), chosen from
     :data:`BOUNDARIES` on :data:`PROBES` when loaded."""
-    template: Callable[[str], str] | None = field(default=None, repr=False)
-    """The chat frame of one user message, for ``chat-template`` framing."""
+    template: Callable[[list[Mapping[str, str]]], str] | None = field(default=None, repr=False)
+    """The chat template rendered for messages with the generation prompt (``chat-template``
+    framing)."""
 
     def __post_init__(self) -> None:
         self._line = lru_cache(maxsize=MEMO_LINES)(lambda line: len(self.encode(line)))
@@ -129,16 +130,21 @@ class Tokenizer:
         """Tokens of ``text`` alone."""
         return self._whole(text) if self.boundary is None else self._summed(text, self.boundary)
 
-    def count_prompt(self, prompt: str) -> int:
-        """Tokens of ``prompt`` sent as one user message, framed as :attr:`framing` says."""
+    def count_prompt(self, prompt: str | Sequence[Mapping[str, str]]) -> int:
+        """Tokens of ``prompt`` as a chat request, framed as :attr:`framing` says: a string is
+        one user message; a list is OpenAI-style messages (``role``, ``content``)."""
+        messages = [{"role": "user", "content": prompt}] if isinstance(prompt, str) else prompt
         if self.framing == "openai-chat":
-            role = self._line("user")
-            return 2 * OPENAI_MESSAGE_TOKENS + role + self.count(prompt)
+            per_message = (
+                OPENAI_MESSAGE_TOKENS + self._line(m["role"]) + self.count(m["content"])
+                for m in messages
+            )
+            return sum(per_message) + OPENAI_MESSAGE_TOKENS
         if self.template is not None:
-            return self.count(self.template(prompt))
-        return self.count(prompt)
+            return self.count(self.template(list(messages)))
+        return sum(self.count(m["content"]) for m in messages)
 
-    def count_request(self, prompt: str, answer: str | None) -> int:
+    def count_request(self, prompt: str | Sequence[Mapping[str, str]], answer: str | None) -> int:
         """Tokens of a harness request: the framed prompt plus the reference answer."""
         return self.count_prompt(prompt) + (self.count(answer) if answer else 0)
 
@@ -236,9 +242,9 @@ def _hugging_face(spec: TokenizerSpec) -> Tokenizer:
     return Tokenizer(spec.name, framing, encode, decode, template=template)
 
 
-def chat_template(folder: Path) -> Callable[[str], str] | None:
-    """The chat frame of one user message from the template in ``folder`` (``chat_template.jinja``
-    or ``tokenizer_config.json``'s ``chat_template``), or None when it has none."""
+def chat_template(folder: Path) -> Callable[[list[Mapping[str, str]]], str] | None:
+    """The chat template in ``folder`` (``chat_template.jinja`` or ``tokenizer_config.json``'s
+    ``chat_template``) as a function of the messages, or None when it has none."""
     config_file = folder / "tokenizer_config.json"
     config: dict[str, Any] = (
         json.loads(config_file.read_text("utf-8")) if config_file.is_file() else {}
@@ -253,8 +259,7 @@ def chat_template(folder: Path) -> Callable[[str], str] | None:
     template = _environment().from_string(source)
     specials = {k: _token_text(config.get(k)) for k in ("bos_token", "eos_token", "pad_token")}
 
-    def frame(prompt: str) -> str:
-        messages = [{"role": "user", "content": prompt}]
+    def frame(messages: list[Mapping[str, str]]) -> str:
         return str(template.render(messages=messages, add_generation_prompt=True, **specials))
 
     return frame
