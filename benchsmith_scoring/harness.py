@@ -6,7 +6,9 @@ are fractions (lm-eval averages them per task); the cards report the same means 
 
 The loader reads the export these files sit in when they sit in one (a local export, or a Hub
 snapshot downloaded with its ``scoring/`` folder), and the Hub repository at the pinned
-revision otherwise.
+revision otherwise. Given a model's window and tokenizer (``--metadata '{"max_length": 4096,
+"tokenizer": "cl100k_base"}'``) it applies the over-length policy of :mod:`.lengths`, and the
+scores come per length bin as well, with their AUC.
 """
 
 from __future__ import annotations
@@ -16,6 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from . import prompts
+from .lengths import LengthPolicy, Prompt, binned, measure
+from .lengths import auc as auc  # lm-eval's aggregations of the per-bin metrics (utils.py)
+from .lengths import total as total
 from .leval.metrics import rouge
 from .lveval import ak_score
 
@@ -34,6 +39,12 @@ def load(
     repo: str | None = None,
     cutoff: str | None = None,
     export: str | Path | None = None,
+    prompt: str | None = None,
+    target: str | None = None,
+    max_length: int | str | None = None,
+    tokenizer: str | None = None,
+    overlength: str | None = None,
+    lengths_report: str | None = None,
     **_: Any,
 ) -> Any:
     """The ``DatasetDict`` of one config: from the export folder ``export`` (the one beside
@@ -42,9 +53,15 @@ def load(
     it. lm-eval calls it as ``custom_dataset`` with the task's ``metadata`` (``--metadata
     '{"cutoff": "2026-06-30"}'``) and ``dataset_kwargs``, through the export's ``utils.py``,
     which names its own export: one process may run the tasks of several exports, and Python
-    imports this package once, from the first."""
+    imports this package once, from the first.
+
+    ``prompt`` (a hook's name) and ``target`` (the answer column), which the task YAML passes,
+    describe the request; with them, ``max_length``, ``tokenizer`` and ``overlength`` (``skip``
+    or ``truncate``) apply :mod:`.lengths`'s policy, which logs what it skipped and appends it
+    as a JSON line to the file ``lengths_report`` when given."""
     import datasets  # the harness has it
 
+    policy = LengthPolicy.from_options(max_length, tokenizer, overlength)
     root = Path(export) if export is not None else EXPORT
     found = local_export(config, root)
     if found is not None:
@@ -56,7 +73,41 @@ def load(
             f"config {config!r}: no export folder at {root} holds it and the task names no "
             "Hub repository; run the task from the export's own lm_eval/ folder"
         )
-    return after_cutoff(loaded, cutoff) if cutoff else loaded
+    loaded = after_cutoff(loaded, cutoff) if cutoff else loaded
+    if prompt is None or target is None:
+        return loaded
+    hook = PROMPTS[prompt]
+    return datasets.DatasetDict(
+        {
+            split: with_lengths(rows, policy, hook, target, config, lengths_report)
+            for split, rows in loaded.items()
+        }
+    )
+
+
+def with_lengths(
+    rows: Any, policy: LengthPolicy, prompt: Prompt, target: str, config: str,
+    report_file: str | None = None,
+) -> Any:  # fmt: skip
+    """A ``Dataset`` under ``policy``: the rows that fit (their contexts cut under
+    ``truncate``), with ``length_tokens`` and ``length_bin`` (the bin's upper edge) added; the
+    rows as they are when no tokenizer decides (none chosen, none published)."""
+    published = list(rows["tokens"]) if "tokens" in rows.column_names else [None] * len(rows)
+    lengths, report = measure(published, rows.__getitem__, policy, prompt, target, config)
+    if report.tokenizer is None:
+        return rows
+    report.log(report_file)
+    kept = [length for length in lengths if length.fits]
+    if len(kept) < len(lengths):
+        rows = rows.select([length.index for length in kept], keep_in_memory=True)
+    if any(length.context is not None for length in kept):
+        contexts = [
+            row if length.context is None else length.context
+            for row, length in zip(rows["context"], kept, strict=True)
+        ]
+        rows = rows.remove_columns("context").add_column("context", contexts)
+    rows = rows.add_column("length_tokens", [length.tokens for length in kept])
+    return rows.add_column("length_bin", [length.upper for length in kept])
 
 
 def after_cutoff(dataset: Any, cutoff: str) -> Any:
@@ -105,9 +156,10 @@ def lveval_scores(doc: Mapping[str, Any], prediction: str) -> dict[str, float]:
     }
 
 
-def lveval_results(doc: Mapping[str, Any], results: Sequence[str]) -> dict[str, float]:
-    """lm-eval's ``process_results`` for an LV-Eval config."""
-    return lveval_scores(doc, results[0] if results else "")
+def lveval_results(doc: Mapping[str, Any], results: Sequence[str]) -> dict[str, Any]:
+    """lm-eval's ``process_results`` for an LV-Eval config, with the row's length bin
+    (:func:`.lengths.binned`)."""
+    return binned(lveval_scores(doc, results[0] if results else ""), doc.get("length_bin"))
 
 
 def wikigen_prompt(doc: Mapping[str, Any]) -> str:
@@ -122,6 +174,12 @@ def wikigen_scores(doc: Mapping[str, Any], prediction: str) -> dict[str, float]:
     return {"rouge_l": rouge(prediction, doc["article"], stem=True).rougeL}
 
 
-def wikigen_results(doc: Mapping[str, Any], results: Sequence[str]) -> dict[str, float]:
-    """lm-eval's ``process_results`` for the WikiGenBench entries config."""
-    return wikigen_scores(doc, results[0] if results else "")
+def wikigen_results(doc: Mapping[str, Any], results: Sequence[str]) -> dict[str, Any]:
+    """lm-eval's ``process_results`` for the WikiGenBench entries config, with the row's length
+    bin (:func:`.lengths.binned`)."""
+    return binned(wikigen_scores(doc, results[0] if results else ""), doc.get("length_bin"))
+
+
+PROMPTS: dict[str, Prompt] = {"lveval_prompt": lveval_prompt, "wikigen_prompt": wikigen_prompt}
+"""The prompt hooks a task YAML names (``dataset_kwargs.prompt``), for the loader to count and
+cut the requests they render."""

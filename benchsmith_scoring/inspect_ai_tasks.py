@@ -6,13 +6,18 @@ WikiGenBench's ROUGE-L; the tasks built here use the benchmark's own. Each expor
 
     inspect eval <export>/inspect/tasks.py@<config> --model <provider>/<model>
 
+With a model's window and tokenizer (``-T max_length=4096 -T tokenizer=cl100k_base``), a row
+over the window is kept as a sample that is neither sent nor scored (its metadata says why),
+or cut to fit with ``-T overlength=truncate`` (:mod:`.lengths`); the task's metadata holds the
+report, and each score comes per length bin with its AUC (:func:`bins`).
+
 This module needs ``inspect-ai`` (and ``datasets`` to load the data); the toolkit never
 imports it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -28,10 +33,11 @@ from inspect_ai.model import (
     get_model,
 )
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, mean, metric, scorer
-from inspect_ai.solver import TaskState, generate
+from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import JSONSchema
 
-from . import harness, prompts
+from . import harness, lengths, prompts
+from .lengths import LengthPolicy, Prompt, RowLength
 from .summhay import (
     InsightScore,
     MetricMode,
@@ -72,53 +78,117 @@ def _task(
     config: str,
     repo: str | None,
     revision: str | None,
-    prompt: Callable[[Mapping[str, Any]], str | list[ChatMessage]],
+    prompt: Prompt,
     target: str,
     keep: tuple[str, ...],
     score: Scorer,
     max_tokens: int,
     cutoff: str | None = None,
     export: str | Path | None = None,
+    policy: LengthPolicy | None = None,
 ) -> Task:
     """A greedy task over one config's test split (rows created after ``cutoff`` when given),
     read from the export folder ``export`` when it holds it; ``keep`` are the columns the scorer
-    reads."""
+    reads. Under ``policy`` (:mod:`.lengths`), rows over the window are not sent."""
+    policy = policy or LengthPolicy()
     rows = harness.load(config, revision=revision, repo=repo, cutoff=cutoff, export=export)
     rows = rows["test"]
+    published = list(rows["tokens"]) if "tokens" in rows.column_names else [None] * len(rows)
+    sizes, report = lengths.measure(published, rows.__getitem__, policy, prompt, target, config)
+    if report.tokenizer is not None:
+        report.log()
     samples = [
-        Sample(
-            id=f"{config}-{i}",
-            input=prompt(row),
-            target=str(row[target]),
-            metadata={k: (list(row[k]) if k == "answers" else row[k]) for k in keep},
-        )
-        for i, row in enumerate(rows)
+        _sample(f"{config}-{i}", row, size, prompt, target, keep, report)
+        for i, (row, size) in enumerate(zip(rows, sizes, strict=True))
     ]
     return Task(
         dataset=MemoryDataset(samples, name=config),
-        solver=generate(),
+        solver=generate_fitting(),
         scorer=score,
         config=GenerateConfig(temperature=0.0, max_tokens=max_tokens),
         name=config,
+        metadata={"lengths": report.to_dict()} if report.tokenizer is not None else None,
     )
 
 
-@scorer(metrics={"ak": [mean()], "ak_code": [mean()]})
-def ak() -> Scorer:
-    """LV-Eval's AK, as described (``ak``) and as its code computes it (``ak_code``)."""
+def _sample(
+    sample_id: str, row: Mapping[str, Any], size: RowLength, prompt: Prompt, target: str,
+    keep: tuple[str, ...], report: lengths.LengthReport,
+) -> Sample:  # fmt: skip
+    """One row as a sample: its prompt (over a cut context under ``truncate``), or, for a row
+    over the window, a note in place of the prompt, which is never sent."""
+    metadata = {k: (list(row[k]) if k == "answers" else row[k]) for k in keep}
+    metadata |= {"length_tokens": size.tokens, "length_bin": size.upper}
+    if not size.fits:
+        metadata |= {"length_skipped": size.reason}
+        note = f"[not sent: {size.reason} {report.max_length} of {report.tokenizer}]"
+        return Sample(id=sample_id, input=note, target=str(row[target]), metadata=metadata)
+    if size.context is not None:
+        row = {**row, "context": size.context}
+    shown = prompt(row)
+    text = shown if isinstance(shown, str) else chat([dict(m) for m in shown])
+    return Sample(id=sample_id, input=text, target=str(row[target]), metadata=metadata)
 
-    async def score(state: TaskState, target: Target) -> Score:
+
+@solver
+def generate_fitting() -> Solver:
+    """Inspect's ``generate()``, except that a row over the window is not sent."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        if state.metadata.get("length_skipped"):
+            state.completed = True
+            return state
+        return await generate(state)
+
+    return solve
+
+
+@metric
+def bins() -> Metric:
+    """The mean score per length bin (``gt_0_le_8k`` ...) and MRCR's AUC across them
+    (``auc``, :func:`.lengths.auc`); nothing when the rows have no bin."""
+
+    def compute(scores: list[SampleScore]) -> dict[str, float]:
+        items = [
+            (s.score.as_float(), s.sample_metadata["length_bin"])
+            for s in scores
+            if (s.sample_metadata or {}).get("length_bin") is not None
+        ]
+        means = lengths.mean_by_bin(items)
+        if not means:
+            return {}
+        return {lengths.bin_name(u): v for u, v in means.items()} | {"auc": lengths.auc(items)}
+
+    return compute
+
+
+def skipped(state: TaskState) -> bool:
+    """Whether the sample's row was over the window (not sent, so not scored)."""
+    return bool(state.metadata.get("length_skipped"))
+
+
+@scorer(metrics={"ak": [mean(), bins()], "ak_code": [mean(), bins()]})
+def ak() -> Scorer:
+    """LV-Eval's AK, as described (``ak``) and as its code computes it (``ak_code``); no score
+    for a row over the window."""
+
+    async def score(state: TaskState, target: Target) -> Score | None:
+        if skipped(state):
+            return None
         completion = state.output.completion
         return Score(value=harness.lveval_scores(state.metadata, completion), answer=completion)
 
     return score
 
 
-@scorer(metrics=[mean()])
+@scorer(metrics=[mean(), bins()])
 def rouge_l() -> Scorer:
-    """WikiGenBench's ROUGE-L (stemmed) against the reference article."""
+    """WikiGenBench's ROUGE-L (stemmed) against the reference article; no score for a row over
+    the window."""
 
-    async def score(state: TaskState, target: Target) -> Score:
+    async def score(state: TaskState, target: Target) -> Score | None:
+        if skipped(state):
+            return None
         completion = state.output.completion
         value = harness.wikigen_scores(state.metadata, completion)["rouge_l"]
         return Score(value=value, answer=completion)
@@ -133,10 +203,16 @@ def lveval_task(
     max_tokens: int = 64,
     cutoff: str | None = None,
     export: str | Path | None = None,
+    max_length: int | None = None,
+    tokenizer: str | None = None,
+    overlength: str = "skip",
 ) -> Task:
-    """One LV-Eval config: the baseline's prompt, greedy, scored with AK."""
+    """One LV-Eval config: the baseline's prompt, greedy, scored with AK; ``max_length``,
+    ``tokenizer`` and ``overlength`` are :class:`.lengths.LengthPolicy`'s."""
+    policy = LengthPolicy.from_options(max_length, tokenizer, overlength)
     prompt, keep = harness.lveval_prompt, _LVEVAL_FIELDS
-    return _task(config, repo, revision, prompt, "answer", keep, ak(), max_tokens, cutoff, export)
+    args = (prompt, "answer", keep, ak(), max_tokens, cutoff, export, policy)
+    return _task(config, repo, revision, *args)
 
 
 def wikigen_task(
@@ -146,10 +222,16 @@ def wikigen_task(
     max_tokens: int = 1024,
     cutoff: str | None = None,
     export: str | Path | None = None,
+    max_length: int | None = None,
+    tokenizer: str | None = None,
+    overlength: str = "skip",
 ) -> Task:
-    """WikiGenBench's entries, closed-book: the article from its title and outline."""
+    """WikiGenBench's entries, closed-book: the article from its title and outline; the length
+    options as :func:`lveval_task`'s."""
+    policy = LengthPolicy.from_options(max_length, tokenizer, overlength)
     keep, prompt, score = ("article", "event_id"), harness.wikigen_prompt, rouge_l()
-    return _task(config, repo, revision, prompt, "article", keep, score, max_tokens, cutoff, export)
+    args = (prompt, "article", keep, score, max_tokens, cutoff, export, policy)
+    return _task(config, repo, revision, *args)
 
 
 def _pooled(key: str) -> Metric:
@@ -191,7 +273,9 @@ def summhay_judge(mode: MetricMode = "paper") -> Scorer:
     citations are checked against the insight's gold documents. The value is the summary's
     Joint; the metrics pool every insight of the run, as SummHay does."""
 
-    async def score(state: TaskState, target: Target) -> Score:
+    async def score(state: TaskState, target: Target) -> Score | None:
+        if skipped(state):
+            return None
         summary = state.output.completion
         bullets = parse_summary(summary)
         shown = [{"bullet_id": b.bullet_id, "text": b.text} for b in bullets]
@@ -232,10 +316,15 @@ def summhay_judge(mode: MetricMode = "paper") -> Scorer:
     return score
 
 
-def summhay_prompt(row: Mapping[str, Any]) -> list[ChatMessage]:
+def summhay_messages(row: Mapping[str, Any]) -> list[dict[str, str]]:
     """SummHay's summarization prompt over the whole haystack (the ``full`` setting)."""
     variables = {"context": row["context"], "query": row["query"], "bullets": len(row["insights"])}
-    return chat(prompts.messages("summhay/summarize", variables))
+    return prompts.messages("summhay/summarize", variables)
+
+
+def summhay_prompt(row: Mapping[str, Any]) -> list[ChatMessage]:
+    """:func:`summhay_messages` as Inspect chat messages."""
+    return chat(summhay_messages(row))
 
 
 def summhay_task(
@@ -246,8 +335,13 @@ def summhay_task(
     mode: MetricMode = "paper",
     cutoff: str | None = None,
     export: str | Path | None = None,
+    max_length: int | None = None,
+    tokenizer: str | None = None,
+    overlength: str = "skip",
 ) -> Task:
-    """SummHay's subtopics: a bullet summary of the haystack, judged per insight."""
-    keep, score, prompt = _SUMMHAY_FIELDS, summhay_judge(mode), summhay_prompt
-    args = (prompt, "reference", keep, score, max_tokens, cutoff, export)
+    """SummHay's subtopics: a bullet summary of the haystack, judged per insight; the length
+    options as :func:`lveval_task`'s (the pooled metrics are not binned)."""
+    policy = LengthPolicy.from_options(max_length, tokenizer, overlength)
+    keep, score, prompt = _SUMMHAY_FIELDS, summhay_judge(mode), summhay_messages
+    args = (prompt, "reference", keep, score, max_tokens, cutoff, export, policy)
     return _task(config, repo, revision, *args)

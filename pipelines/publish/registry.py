@@ -57,9 +57,10 @@ class HarnessTask:
     max_gen_toks: int
     inspect_task: str
     """The builder in ``benchsmith_scoring.inspect_ai_tasks`` of its Inspect AI task."""
-    requires: tuple[str, ...] = ("jinja2",)
+    requires: tuple[str, ...] = ("jinja2", "bpe-openai")
     """Packages the shipped prompt and scorer import beyond the harness's own (lm-eval has
-    them all; Inspect AI does not)."""
+    them all; Inspect AI does not): bpe-openai counts a request in an OpenAI encoding when a
+    task is given a window (``tokenizers`` does for a ``tokenizer.json``)."""
     lm_eval: bool = True
     """Whether lm-eval can run it: its ``process_results`` cannot call a judge model."""
 
@@ -245,7 +246,7 @@ WIKIGEN_HARNESS = HarnessTask(
     target="article",
     max_gen_toks=1024,
     inspect_task="wikigen_task",
-    requires=("jinja2", "rouge-score"),
+    requires=("jinja2", "bpe-openai", "rouge-score"),
 )
 SUMMHAY_HARNESS = HarnessTask(
     prompt="",
