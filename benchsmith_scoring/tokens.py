@@ -3,9 +3,9 @@ as that model's chat, plus the reference answer.
 
 A tokenizer is named by a string:
 
-- an OpenAI encoding (``cl100k_base``, ``o200k_base``, ``p50k_base``, ``r50k_base``, ``gpt2``),
-  read from the ``bpe-openai`` package, which embeds them (tiktoken downloads its files at first
-  use; these work offline);
+- an OpenAI encoding (``cl100k_base``, ``o200k_base``), read from the ``bpe-openai`` package,
+  which embeds them (tiktoken downloads its files at first use; these work offline; bpe-openai's
+  older ones, gpt2, r50k and p50k, need tiktoken's downloads and are not offered);
 - a Hugging Face ``tokenizer.json`` path (read with ``tokenizers``), named by its folder;
 - either of those as ``NAME=SPEC``, to choose the name (``smollm2=models/smol/tokenizer.json``).
 
@@ -40,7 +40,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-OPENAI_ENCODINGS = ("cl100k_base", "o200k_base", "p50k_base", "r50k_base", "gpt2")
+OPENAI_ENCODINGS = ("cl100k_base", "o200k_base")
 OPENAI_MESSAGE_TOKENS = 3
 """Tokens OpenAI's chat format adds per message, and again to prime the reply."""
 BOUNDARIES = (re.compile(r"(?<=\n)(?=\S)"), re.compile(r"(?<=.)(?=\n\S)", re.DOTALL))
