@@ -43,9 +43,11 @@ from typing import Any
 OPENAI_ENCODINGS = ("cl100k_base", "o200k_base")
 OPENAI_MESSAGE_TOKENS = 3
 """Tokens OpenAI's chat format adds per message, and again to prime the reply."""
-BOUNDARIES = (re.compile(r"(?<=\n)(?=\S)"), re.compile(r"(?<=.)(?=\n\S)", re.DOTALL))
+BOUNDARIES = (re.compile(r"(?<=\n)(?=[^\s/])"), re.compile(r"(?<=.)(?=\n[^\s/])", re.DOTALL))
 """Where a text can be cut for counting by lines: after a run of line breaks (cl100k-style), or
-before its last break (GPT-2-style); both only where a non-space character follows."""
+before its last break (GPT-2-style); both only where a character follows that no split pattern
+joins to the breaks before it (not a space, and not ``/``, which o200k's punctuation pieces
+take across a line break)."""
 WORD_BOUNDARY = re.compile(r"(?<=[^\s])(?= [^\s])")
 """Where an over-long line is cut further: before a space that starts a word."""
 MAX_PIECE_CHARS = 100_000
@@ -56,6 +58,7 @@ PROBES = (
     "Alpha beta, gamma.\n\n### Passage 2\nDelta (epsilon) zeta 1,234.5 km.\n  indented\nx",
     "The river rose.\nIt fell again;\n\n\nnumbers 2026-11-28 and 3.14\n- a list\n# heading",
     "中文文本。\n第二行\n  空格\nÜber café naïve — “quoted” text.\n\tTabbed\nend",
+    "a =.\n/&gt; [[Link]] ''it''\n|}\n{{cite|url=x}}\n<ref>y</ref>\n*item\n:indent",
 )
 """Texts on which counting by lines must equal counting whole, for a tokenizer to be counted
 by lines."""

@@ -7,6 +7,7 @@ transformers' ``apply_chat_template`` gives for the same messages."""
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 
 import pytest
@@ -26,9 +27,13 @@ def smollm2() -> Path:
 
 @pytest.fixture(scope="module")
 def texts() -> list[str]:
-    """Slices of the snapshot's wikitext, cut at arbitrary places (not only at line ends)."""
+    """Slices of the snapshot's wikitext, cut at arbitrary places (not only at line ends), and
+    lines of its words in random order (so any word, ``/&gt;`` or ``|}``, may start a line)."""
     step = len(WIKITEXT) // 12
-    return [WIKITEXT[i : i + step + 977] for i in range(0, len(WIKITEXT), step)]
+    slices = [WIKITEXT[i : i + step + 977] for i in range(0, len(WIKITEXT), step)]
+    rng, words = random.Random(3), WIKITEXT.split()
+    lines = ["\n".join(" ".join(rng.sample(words, rng.randint(1, 9))) for _ in range(3000))]
+    return slices + lines
 
 
 @pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
