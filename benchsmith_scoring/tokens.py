@@ -3,9 +3,9 @@ as that model's chat, plus the reference answer.
 
 A tokenizer is named by a string:
 
-- an OpenAI encoding (``cl100k_base``, ``o200k_base``, ``p50k_base``, ``r50k_base``, ``gpt2``),
-  read from the ``bpe-openai`` package, which embeds them (tiktoken downloads its files at first
-  use; these work offline);
+- an OpenAI encoding (``cl100k_base``, ``o200k_base``), read from the ``bpe-openai`` package,
+  which embeds them (tiktoken downloads its files at first use; these work offline; bpe-openai's
+  older ones, gpt2, r50k and p50k, need tiktoken's downloads and are not offered);
 - a Hugging Face ``tokenizer.json`` path (read with ``tokenizers``), named by its folder;
 - either of those as ``NAME=SPEC``, to choose the name (``smollm2=models/smol/tokenizer.json``).
 
@@ -40,12 +40,14 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-OPENAI_ENCODINGS = ("cl100k_base", "o200k_base", "p50k_base", "r50k_base", "gpt2")
+OPENAI_ENCODINGS = ("cl100k_base", "o200k_base")
 OPENAI_MESSAGE_TOKENS = 3
 """Tokens OpenAI's chat format adds per message, and again to prime the reply."""
-BOUNDARIES = (re.compile(r"(?<=\n)(?=\S)"), re.compile(r"(?<=.)(?=\n\S)", re.DOTALL))
+BOUNDARIES = (re.compile(r"(?<=\n)(?=[^\s/])"), re.compile(r"(?<=.)(?=\n[^\s/])", re.DOTALL))
 """Where a text can be cut for counting by lines: after a run of line breaks (cl100k-style), or
-before its last break (GPT-2-style); both only where a non-space character follows."""
+before its last break (GPT-2-style); both only where a character follows that no split pattern
+joins to the breaks before it (not a space, and not ``/``, which o200k's punctuation pieces
+take across a line break)."""
 WORD_BOUNDARY = re.compile(r"(?<=[^\s])(?= [^\s])")
 """Where an over-long line is cut further: before a space that starts a word."""
 MAX_PIECE_CHARS = 100_000
@@ -56,6 +58,7 @@ PROBES = (
     "Alpha beta, gamma.\n\n### Passage 2\nDelta (epsilon) zeta 1,234.5 km.\n  indented\nx",
     "The river rose.\nIt fell again;\n\n\nnumbers 2026-11-28 and 3.14\n- a list\n# heading",
     "中文文本。\n第二行\n  空格\nÜber café naïve — “quoted” text.\n\tTabbed\nend",
+    "a =.\n/&gt; [[Link]] ''it''\n|}\n{{cite|url=x}}\n<ref>y</ref>\n*item\n:indent",
 )
 """Texts on which counting by lines must equal counting whole, for a tokenizer to be counted
 by lines."""

@@ -14,6 +14,14 @@ from pipelines.embed.encoder import Encoder, build_encoder
 from pipelines.embed.settings import EmbedSettings
 
 MACHINE = {"cores": 2, "torch": "x", "arch": "x86_64", "cpu": "test", "flags": []}
+SAMPLE = 8
+"""Texts a test calibration times: what it decides does not depend on how many."""
+
+
+@pytest.fixture(scope="module")
+def sample(passages: list[str]) -> list[str]:
+    """:data:`SAMPLE` real passages of at most 60 words: each candidate reads them twice."""
+    return [" ".join(p.split()[:60]) for p in passages[:SAMPLE]]
 
 
 def settings(tmp_path: Path, **overrides: object) -> EmbedSettings:
@@ -43,9 +51,9 @@ def test_candidates_cover_what_is_left_to_auto_with_float32_first(tmp_path):
     assert chosen.reason == "set explicitly in params.yaml" and not chosen.measured
 
 
-def test_calibration_measures_keeps_a_passing_choice_and_reuses_it_per_machine(tmp_path, passages):
-    s = settings(tmp_path, calibrate_texts=16, batch_tokens=2048)
-    texts = passages[:16]
+def test_calibration_measures_keeps_a_passing_choice_and_reuses_it_per_machine(tmp_path, sample):
+    s = settings(tmp_path, calibrate_texts=SAMPLE, batch_tokens=2048)
+    texts = sample
     first = calibrate(s, texts, 5000, cuda=False, info=MACHINE)
     assert not first.reused and first.measured
     # the choice is the fastest passing row of the last stage measured
@@ -80,8 +88,8 @@ class _Disagreeing:
         return rng.normal(size=(len(texts), 384)).astype(np.float32)
 
 
-def test_a_faster_candidate_that_disagrees_is_never_chosen(tmp_path, passages):
-    s = settings(tmp_path, calibrate_texts=16, quantize="auto", batch_tokens=2048)
+def test_a_faster_candidate_that_disagrees_is_never_chosen(tmp_path, sample):
+    s = settings(tmp_path, calibrate_texts=SAMPLE, quantize="auto", batch_tokens=2048)
 
     def build(candidate: Candidate) -> Encoder:
         if candidate.quantize == "int8":
@@ -89,7 +97,7 @@ def test_a_faster_candidate_that_disagrees_is_never_chosen(tmp_path, passages):
         return build_encoder(s, dtype=candidate.dtype, attention=candidate.attention,
                              batch_tokens=candidate.batch_tokens, quantize="none")  # fmt: skip
 
-    result = calibrate(s, passages[:16], 5000, cuda=False, build=build, info=MACHINE)
+    result = calibrate(s, sample, 5000, cuda=False, build=build, info=MACHINE)
     int8 = [r for r in result.measured if r["candidate"].startswith("int8")]
     assert int8 and not any(r["passed"] for r in int8)
     assert min(r["seconds"] for r in int8) < min(
@@ -99,10 +107,10 @@ def test_a_faster_candidate_that_disagrees_is_never_chosen(tmp_path, passages):
     assert "was faster but failed them" in result.reason
 
 
-def test_real_int8_with_the_floors_raised_is_never_chosen(tmp_path, passages):
-    s = settings(tmp_path, calibrate_texts=16, quantize="auto", batch_tokens=2048,
+def test_real_int8_with_the_floors_raised_is_never_chosen(tmp_path, sample):
+    s = settings(tmp_path, calibrate_texts=SAMPLE, quantize="auto", batch_tokens=2048,
                  attention="sdpa", min_cosine=0.99999)  # fmt: skip
-    result = calibrate(s, passages[:16], 5000, cuda=False, info=MACHINE)
+    result = calibrate(s, sample, 5000, cuda=False, info=MACHINE)
     int8 = [r for r in result.measured if r["candidate"].startswith("int8")]
     assert int8 and not any(r["passed"] for r in int8)
     assert result.chosen.quantize == "none"
@@ -117,7 +125,7 @@ def test_a_small_job_without_a_stored_calibration_runs_float32_unmeasured(tmp_pa
 
 
 @pytest.mark.parametrize("min_texts", [0, 1000])
-def test_the_stage_records_the_calibration_in_stats(tmp_path, passages, min_texts):
+def test_the_stage_records_the_calibration_in_stats(tmp_path, sample, min_texts):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -125,9 +133,11 @@ def test_the_stage_records_the_calibration_in_stats(tmp_path, passages, min_text
 
     chunks = tmp_path / "chunks.parquet"
     pq.write_table(
-        pa.table({"chunk_id": [f"c{i}" for i in range(24)], "text": passages[:24]}), chunks
+        pa.table({"chunk_id": [f"c{i}" for i in range(SAMPLE)], "text": sample}), chunks
     )
-    s = settings(tmp_path, calibrate_texts=16, calibrate_min_texts=min_texts, batch_tokens=2048)
+    s = settings(
+        tmp_path, calibrate_texts=SAMPLE, calibrate_min_texts=min_texts, batch_tokens=2048
+    )
     run_embed(s, chunks=chunks, out=tmp_path / "embed")
     saved = json.loads((tmp_path / "embed" / "stats.json").read_text())
     chosen = saved["calibration"]["chosen"]
