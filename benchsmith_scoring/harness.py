@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from . import prompts
-from .lengths import LengthPolicy, Prompt, binned, measure
+from .lengths import LengthPolicy, Prompt, RowLength, measure, row_results
 from .lengths import auc as auc  # lm-eval's aggregations of the per-bin metrics (utils.py)
 from .lengths import total as total
 from .leval.metrics import rouge
@@ -57,8 +57,9 @@ def load(
 
     ``prompt`` (a hook's name) and ``target`` (the answer column), which the task YAML passes,
     describe the request; with them, ``max_length``, ``tokenizer`` and ``overlength`` (``skip``
-    or ``truncate``) apply :mod:`.lengths`'s policy, which logs what it skipped and appends it
-    as a JSON line to the file ``lengths_report`` when given."""
+    or ``truncate``) apply :mod:`.lengths`'s policy to the ``test`` split, which the tasks
+    score; it logs what it skipped and appends it as a JSON line to the file
+    ``lengths_report`` when given."""
     import datasets  # the harness has it
 
     policy = LengthPolicy.from_options(max_length, tokenizer, overlength)
@@ -77,12 +78,9 @@ def load(
     if prompt is None or target is None:
         return loaded
     hook = PROMPTS[prompt]
-    return datasets.DatasetDict(
-        {
-            split: with_lengths(rows, policy, hook, target, config, lengths_report)
-            for split, rows in loaded.items()
-        }
-    )
+    if "test" in loaded:  # the split the tasks score
+        loaded["test"] = with_lengths(loaded["test"], policy, hook, target, config, lengths_report)
+    return loaded
 
 
 def with_lengths(
@@ -90,14 +88,23 @@ def with_lengths(
     report_file: str | None = None,
 ) -> Any:  # fmt: skip
     """A ``Dataset`` under ``policy``: the rows that fit (their contexts cut under
-    ``truncate``), with ``length_tokens`` and ``length_bin`` (the bin's upper edge) added; the
-    rows as they are when no tokenizer decides (none chosen, none published)."""
+    ``truncate``), with ``length_tokens``, ``length_bin`` (the bin's upper edge) and
+    ``length_skipped`` (the config's rows skipped) added; the rows as they are when no tokenizer
+    decides (none chosen, none published).
+
+    lm-eval cannot build a task without documents, so when no row fits, the first stands in
+    with an empty context (``length_stand_in``): sent, a request of a few dozen tokens, but
+    never scored (:func:`.lengths.row_results`)."""
     published = list(rows["tokens"]) if "tokens" in rows.column_names else [None] * len(rows)
     lengths, report = measure(published, rows.__getitem__, policy, prompt, target, config)
     if report.tokenizer is None:
         return rows
     report.log(report_file)
     kept = [length for length in lengths if length.fits]
+    stand_in = not kept and bool(lengths)
+    if stand_in:
+        empty = "" if "context" in rows.column_names else None
+        kept = [RowLength(0, lengths[0].tokens, lengths[0].upper, False, empty)]
     if len(kept) < len(lengths):
         rows = rows.select([length.index for length in kept], keep_in_memory=True)
     if any(length.context is not None for length in kept):
@@ -107,7 +114,9 @@ def with_lengths(
         ]
         rows = rows.remove_columns("context").add_column("context", contexts)
     rows = rows.add_column("length_tokens", [length.tokens for length in kept])
-    return rows.add_column("length_bin", [length.upper for length in kept])
+    rows = rows.add_column("length_bin", [length.upper for length in kept])
+    rows = rows.add_column("length_skipped", [report.skipped] * len(kept))
+    return rows.add_column("length_stand_in", [True]) if stand_in else rows
 
 
 def after_cutoff(dataset: Any, cutoff: str) -> Any:
@@ -158,8 +167,8 @@ def lveval_scores(doc: Mapping[str, Any], prediction: str) -> dict[str, float]:
 
 def lveval_results(doc: Mapping[str, Any], results: Sequence[str]) -> dict[str, Any]:
     """lm-eval's ``process_results`` for an LV-Eval config, with the row's length bin
-    (:func:`.lengths.binned`)."""
-    return binned(lveval_scores(doc, results[0] if results else ""), doc.get("length_bin"))
+    (:func:`.lengths.row_results`)."""
+    return row_results(doc, lambda: lveval_scores(doc, results[0] if results else ""))
 
 
 def wikigen_prompt(doc: Mapping[str, Any]) -> str:
@@ -176,8 +185,8 @@ def wikigen_scores(doc: Mapping[str, Any], prediction: str) -> dict[str, float]:
 
 def wikigen_results(doc: Mapping[str, Any], results: Sequence[str]) -> dict[str, Any]:
     """lm-eval's ``process_results`` for the WikiGenBench entries config, with the row's length
-    bin (:func:`.lengths.binned`)."""
-    return binned(wikigen_scores(doc, results[0] if results else ""), doc.get("length_bin"))
+    bin (:func:`.lengths.row_results`)."""
+    return row_results(doc, lambda: wikigen_scores(doc, results[0] if results else ""))
 
 
 PROMPTS: dict[str, Prompt] = {"lveval_prompt": lveval_prompt, "wikigen_prompt": wikigen_prompt}

@@ -98,7 +98,7 @@ def _task(
     if report.tokenizer is not None:
         report.log()
     samples = [
-        _sample(f"{config}-{i}", row, size, prompt, target, keep, report)
+        _sample(f"{config}-{i}", row, size, prompt, target, keep)
         for i, (row, size) in enumerate(zip(rows, sizes, strict=True))
     ]
     return Task(
@@ -113,7 +113,7 @@ def _task(
 
 def _sample(
     sample_id: str, row: Mapping[str, Any], size: RowLength, prompt: Prompt, target: str,
-    keep: tuple[str, ...], report: lengths.LengthReport,
+    keep: tuple[str, ...],
 ) -> Sample:  # fmt: skip
     """One row as a sample: its prompt (over a cut context under ``truncate``), or, for a row
     over the window, a note in place of the prompt, which is never sent."""
@@ -121,7 +121,7 @@ def _sample(
     metadata |= {"length_tokens": size.tokens, "length_bin": size.upper}
     if not size.fits:
         metadata |= {"length_skipped": size.reason}
-        note = f"[not sent: {size.reason} {report.max_length} of {report.tokenizer}]"
+        note = f"[not sent: {size.reason}]"
         return Sample(id=sample_id, input=note, target=str(row[target]), metadata=metadata)
     if size.context is not None:
         row = {**row, "context": size.context}

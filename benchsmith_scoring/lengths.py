@@ -113,6 +113,19 @@ def binned(scores: Mapping[str, float], upper: int | None) -> dict[str, Any]:
     return out
 
 
+def row_results(doc: Mapping[str, Any], scores: Callable[[], Mapping[str, float]]) -> dict:
+    """lm-eval's ``process_results`` of a row the loader measured: its ``scores()`` with its
+    bin's (:func:`binned`) and ``skipped``, the rows its config skipped (the same on every
+    row, so their mean is that count); only ``skipped`` for the stand-in of a config none of
+    whose rows fit, which is never scored."""
+    if doc.get("length_stand_in"):
+        return {"skipped": doc["length_skipped"]}
+    out = binned(scores(), doc.get("length_bin"))
+    if doc.get("length_skipped") is not None:
+        out["skipped"] = doc["length_skipped"]
+    return out
+
+
 @dataclass(frozen=True)
 class LengthPolicy:
     """What a harness run was told: the model's window (``max_length``, tokens; None: every row
@@ -290,7 +303,8 @@ def measure(
             length.reason = "" if length.fits else "over max_length even with no context"
             report.truncated += length.fits
         elif over > 0:
-            length.fits, length.reason = False, f"{length.tokens} tokens > max_length"
+            length.fits = False
+            length.reason = f"{length.tokens} tokens of {name} > max_length {policy.max_length}"
         bins = kept_bins if length.fits else skipped_bins
         if length.upper is not None:
             bins[bin_name(length.upper)] += 1

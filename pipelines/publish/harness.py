@@ -117,16 +117,19 @@ def task_yaml(
 def metric_list(metrics: tuple[str, ...]) -> list[dict[str, Any]]:
     """A task's metrics: each score's mean, its mean per length bin (``ak_gt_0_le_8k``), the rows
     scored per bin (``count_gt_0_le_8k``, summed) and each score's AUC across the bins
-    (``ak_auc``), as lm-eval's MRCR task lists them; a bin no row falls in is not reported."""
+    (``ak_auc``), as lm-eval's MRCR task lists them (a bin no row falls in is not reported);
+    and ``skipped``, the rows over the window (:func:`benchsmith_scoring.lengths.row_results`)."""
 
     def listed(metric: str, aggregation: str | _Function = "mean") -> dict[str, Any]:
-        return {"metric": metric, "aggregation": aggregation, "higher_is_better": True}
+        better = metric != "skipped"
+        return {"metric": metric, "aggregation": aggregation, "higher_is_better": better}
 
     return [
         *(listed(m) for m in metrics),
         *(listed(f"{m}_{b}") for b in BIN_NAMES for m in metrics),
         *(listed(f"count_{b}", _Function("total")) for b in BIN_NAMES),
         *(listed(f"{m}_auc", _Function("auc")) for m in metrics),
+        listed("skipped"),
     ]
 
 

@@ -134,7 +134,7 @@ def test_published_counts_decide_and_rows_over_the_window_are_skipped_and_report
     assert report.skipped_rows == [2, 3]
     assert report.skipped_bins == {"gt_0_le_8k": 1, "gt_8k_le_16k": 1}
     assert report.kept_bins == {"gt_0_le_8k": 3}
-    assert lengths[3].reason == "9000 tokens > max_length"
+    assert lengths[3].reason == "9000 tokens of cl100k_base > max_length 4096"
 
 
 def test_without_a_chosen_tokenizer_the_first_published_one_bins_and_nothing_is_skipped() -> None:
@@ -214,12 +214,30 @@ def test_the_loader_keeps_the_rows_that_fit_with_their_bins_and_reports_the_rest
     with caplog.at_level(logging.INFO, logger="benchsmith_scoring"):
         kept = harness.with_lengths(rows, policy, harness.lveval_prompt, "answer", "c", report_file)
     assert kept["context"] == ["Context 0."]
-    assert (kept["length_tokens"], kept["length_bin"]) == ([100], [8192])
+    assert (kept["length_tokens"], kept["length_bin"], kept["length_skipped"]) == (
+        [100],
+        [8192],
+        [2],
+    )
     (line,) = report_file.read_text("utf-8").splitlines()
     assert json.loads(line)["skipped_rows"] == [1, 2]
     assert "c: 1 of 3 rows scored; 2 skipped and 0 truncated over max_length 4096" in caplog.text
     scores = harness.lveval_results(kept[0], ["day 3"])
     assert scores["ak_gt_0_le_8k"] == scores["ak"] and scores["count_gt_0_le_8k"] == 1
+    assert scores["skipped"] == 2
+
+
+def test_when_no_row_fits_the_first_stands_in_with_no_context_and_is_not_scored() -> None:
+    datasets = pytest.importorskip("datasets")
+    rows = datasets.Dataset.from_list(
+        [row(f"Context {i}.", tokens={"cl100k_base": 5000 + i}) for i in range(3)]
+    )
+    policy = LengthPolicy(4096, "cl100k_base")
+    kept = harness.with_lengths(rows, policy, harness.lveval_prompt, "answer", "c")
+    (stand_in,) = kept
+    assert stand_in["context"] == "" and stand_in["question"] == rows[0]["question"]
+    assert stand_in["length_stand_in"] and stand_in["length_skipped"] == 3
+    assert harness.lveval_results(stand_in, ["day 3"]) == {"skipped": 3}
 
 
 def test_the_loader_leaves_rows_alone_when_no_tokenizer_decides() -> None:

@@ -23,11 +23,16 @@ import pytest
 from tests.support.snapshot import ROOT
 
 VENVS = ROOT / ".cache" / "venvs"
-INSPECT_AI = ["inspect-ai==0.3.285", "datasets==5.2.0", "openai==3.57.0", "jinja2", "rouge-score"]
+INSPECT_AI = [
+    "inspect-ai==0.3.285", "datasets==5.2.0", "openai==3.57.0", "jinja2", "rouge-score",
+    "bpe-openai==0.1.4",
+]  # fmt: skip
 """Inspect AI as a user of an export has it: datasets for its hf/ loader and the task modules,
-openai for an OpenAI-compatible server, and what the shipped prompts and scorers import."""
-LM_EVAL = ["lm-eval[api]==0.4.13"]
-"""lm-evaluation-harness with its API models (no torch): it has datasets, jinja2, rouge-score."""
+openai for an OpenAI-compatible server, and what the shipped prompts, scorers and token counts
+(bpe-openai, for a window in an OpenAI encoding) import."""
+LM_EVAL = ["lm-eval[api]==0.4.13", "bpe-openai==0.1.4"]
+"""lm-evaluation-harness with its API models (no torch): it has datasets, jinja2, rouge-score;
+bpe-openai counts a request for a window when the export publishes no count in that encoding."""
 INSTALL_TIMEOUT_S = 1800.0
 """A cold install of a harness with torch takes minutes; far longer on a loaded machine."""
 

@@ -14,6 +14,7 @@ import yaml
 import benchsmith_scoring
 from benchsmith_scoring import harness as hooks
 from benchsmith_scoring import prompts
+from benchsmith_scoring.lengths import BIN_NAMES
 from pipelines.llm.prompts import PromptLibrary
 from pipelines.publish.registry import DATASETS
 
@@ -73,14 +74,26 @@ def test_lveval_tasks_one_per_level_and_variant_pinned_greedy_and_grouped(
     )
     assert sorted(t["dataset_name"] for t in tasks.values()) == configs
     for task in tasks.values():
-        assert task["dataset_kwargs"] == {"revision": "2026.11.0"}
+        assert task["dataset_kwargs"] == {
+            "revision": "2026.11.0",
+            "prompt": "lveval_prompt",
+            "target": "answer",
+        }
         assert task["dataset_path"] == "benchsmith-test/lveval"
         assert task["metadata"]["repo"] == "benchsmith-test/lveval"
         assert task["generation_kwargs"]["do_sample"] is False
         assert task["generation_kwargs"]["temperature"] == 0.0
         assert task["process_results"] == "fn:lveval_results"
         assert task["custom_dataset"] == "fn:load"
-        assert [m["metric"] for m in task["metric_list"]] == ["ak", "ak_code"]
+        listed = {m["metric"]: m["aggregation"] for m in task["metric_list"]}
+        assert list(listed)[:2] == ["ak", "ak_code"]
+        # per length bin as lm-eval's MRCR task lists them: means, counts summed, and the AUC
+        for name in BIN_NAMES:
+            assert listed[f"ak_{name}"] == listed[f"ak_code_{name}"] == "mean"
+            assert listed[f"count_{name}"] == "fn:total"
+        assert listed["ak_auc"] == listed["ak_code_auc"] == "fn:auc"
+        assert listed["skipped"] == "mean"  # every row carries its config's count
+        assert len(listed) == 2 + 3 * len(BIN_NAMES) + 2 + 1
     groups = {k.lstrip("_"): v for k, v in files.items() if k.startswith("_")}
     assert groups["lveval"]["task"] == [
         "lveval_clean",
@@ -96,7 +109,7 @@ def test_lveval_tasks_one_per_level_and_variant_pinned_greedy_and_grouped(
         t.endswith("_kpr") and not t.endswith("cfi_kpr") for t in groups["lveval_kpr"]["task"]
     )
     utils = (folder / "utils.py").read_text("utf-8")
-    for hook in ("lveval_prompt", "lveval_results"):
+    for hook in ("lveval_prompt", "lveval_results", "auc", "total"):
         assert f"    {hook},\n" in utils
     # the loader is told its own export: one process may run several exports' tasks
     assert "def load(**kwargs):" in utils and "_load(export=EXPORT, **kwargs)" in utils
@@ -155,4 +168,23 @@ def test_the_card_says_how_to_run_each_harness(hub_export: Path) -> None:
     assert "inspect eval path/to/folder/inspect/tasks.py@events_mixup_2k_clean" in evaluate
     assert "from benchsmith_scoring.lveval import ak_score" in evaluate
     wikigen = (hub_export / "wikigenbench" / "README.md").read_text("utf-8")
-    assert "pip install inspect-ai datasets jinja2 rouge-score" in wikigen
+    assert "pip install inspect-ai datasets jinja2 bpe-openai rouge-score" in wikigen
+
+
+def test_the_inspect_tasks_take_a_window_a_tokenizer_and_a_policy(hub_export: Path) -> None:
+    text = (hub_export / "lveval" / "inspect" / "tasks.py").read_text("utf-8")
+    tree = ast.parse(text)
+    tasks = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
+    assert tasks
+    for node in tasks:
+        assert [a.arg for a in node.args.args] == [
+            "cutoff", "max_length", "tokenizer", "overlength",
+        ]  # fmt: skip
+        (call,) = [n for n in ast.walk(node) if isinstance(n, ast.Call)]
+        passed = {k.arg: k.value.id for k in call.keywords if isinstance(k.value, ast.Name)}
+        assert {k: passed[k] for k in ("max_length", "tokenizer", "overlength")} == {
+            "max_length": "max_length",
+            "tokenizer": "tokenizer",
+            "overlength": "overlength",
+        }
+    assert "-T max_length=4096 -T tokenizer=cl100k_base" in text

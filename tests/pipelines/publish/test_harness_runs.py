@@ -5,6 +5,11 @@ run every generated task of the snapshot export, two items each, against SmolLM2
 the OpenAI-compatible test server. Their per-item scores must equal what benchsmith's scorer
 gives the same completions on the published rows.
 
+Both run the LV-Eval and WikiGenBench tasks with a 4,096-token window in cl100k_base: each task
+must skip exactly the rows whose published count (the ``tokens`` column; counted with the
+shipped counter where the export has none) is over it, say so, and report its scores per length
+bin with their AUC, as :mod:`benchsmith_scoring.lengths` computes them.
+
 The server cuts prompts to 256 tokens in the middle (LV-Eval's truncation; SmolLM2 reads
 8192 and a 2-core machine would take minutes over the 8k level; reading 256 tokens takes it
 about a second) and answers a repeated greedy
@@ -25,6 +30,8 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
+from benchsmith_scoring import harness, tokens
+from benchsmith_scoring.lengths import auc, bin_name, bin_of, mean_by_bin
 from benchsmith_scoring.leval.metrics import rouge
 from benchsmith_scoring.lveval import ak_score
 from benchsmith_scoring.summhay import Verdict, parse_summary, score_insights, summarize_scores
@@ -38,6 +45,13 @@ LIMIT = 2
 MAX_TOKENS = 32
 """Completion cap for every task here (WikiGenBench's own 1024 would take minutes)."""
 OFFLINE = {"HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1", "NO_COLOR": "1"}
+WINDOW = 4096
+TOKENIZER = "cl100k_base"
+"""The window both harnesses are given: the snapshot's 2k level fits it, its 4k and 8k do not."""
+REQUESTS = {
+    "lveval": (harness.lveval_prompt, "answer"),
+    "wikigenbench": (harness.wikigen_prompt, "article"),
+}
 
 
 @pytest.fixture(scope="module")
@@ -59,6 +73,40 @@ def published_rows(export: Path, dataset: str, config: str) -> list[dict[str, An
     """A config's test rows, read straight from its Parquet shards."""
     files = sorted((export / dataset / config).glob("test-*.parquet"))
     return [row for f in files for row in pq.read_table(f).to_pylist()]
+
+
+def request_tokens(dataset: str, row: dict[str, Any]) -> int:
+    """The row's request in :data:`TOKENIZER`: its published count, else the shipped counter's
+    (the count the ``tokens`` column publishes: the prompt as a chat, plus the answer)."""
+    published = (row.get("tokens") or {}).get(TOKENIZER)
+    if published is not None:
+        return int(published)
+    prompt, target = REQUESTS[dataset]
+    return tokens.load(TOKENIZER).count_request(prompt(row), row[target])
+
+
+def fitting(dataset: str, rows: list[dict[str, Any]]) -> list[int]:
+    """The published rows whose request fits :data:`WINDOW`, in order."""
+    return [i for i, row in enumerate(rows) if request_tokens(dataset, row) <= WINDOW]
+
+
+def check_report(report: dict[str, Any], dataset: str, rows: list[dict[str, Any]]) -> None:
+    """A harness's length report of a config says what the published counts say."""
+    kept = fitting(dataset, rows)
+    assert report["skipped_rows"] == [i for i in range(len(rows)) if i not in kept]
+    assert (report["rows"], report["kept"]) == (len(rows), len(kept))
+    assert (report["max_length"], report["tokenizer"]) == (WINDOW, TOKENIZER)
+    assert report["counted"] == sum("tokens" not in row for row in rows)
+
+
+def check_bins(reported: dict[str, float], scored: list[tuple[dict[str, float], int]]) -> None:
+    """Per-bin means and the AUC reported (``<metric>_<bin>``, ``<metric>_auc``) are those of
+    the scored rows: ``(scores, request tokens)``."""
+    for metric in scored[0][0]:
+        items = [(scores[metric], bin_of(n)) for scores, n in scored]
+        for upper, mean in mean_by_bin(items).items():
+            assert reported[f"{metric}_{bin_name(upper)}"] == pytest.approx(mean, abs=1e-9)
+        assert reported[f"{metric}_auc"] == pytest.approx(auc(items), abs=1e-9)
 
 
 def our_scores(dataset: str, row: dict[str, Any], completion: str) -> dict[str, float]:
@@ -86,6 +134,8 @@ def run_lm_eval(
     searches for task files (lm-eval indexes its own thousands of tasks at every start)."""
     bin_dir = venv_with("lm-eval", LM_EVAL)
     out = work / f"lm-eval-{run}"
+    metadata = {"max_length": WINDOW, "tokenizer": TOKENIZER}
+    metadata["lengths_report"] = str(work / f"lengths-{run}.jsonl")
     include = export / datasets[0] / "lm_eval" if len(datasets) == 1 else export
     args = (
         f"model={server.model},base_url={server.base_url}/chat/completions,num_concurrent=1,"
@@ -97,12 +147,14 @@ def run_lm_eval(
         "--apply_chat_template", "--limit", str(LIMIT), "--gen_kwargs",
         f"max_gen_toks={MAX_TOKENS}", "--output_path", str(out), "--log_samples",
         "--use_cache", str(work / "lm-eval-cache"), "--cache_requests", "true",
+        "--metadata", json.dumps(metadata),
     ]  # fmt: skip
     env = {**os.environ, **OFFLINE, "HF_HOME": str(work / "hf"), "OPENAI_API_KEY": "unused"}
     # lm-eval keeps built requests in its own package folder, keyed by task name only
     env["LM_HARNESS_CACHE_PATH"] = str(work / "lm-eval-requests")
     done = subprocess.run(command, cwd=work, env=env, capture_output=True, text=True, timeout=1800)
     assert done.returncode == 0, done.stderr[-3000:]
+    (work / f"lm-eval-{run}.log").write_text(done.stderr, "utf-8")
     return out
 
 
@@ -127,10 +179,19 @@ def lm_eval_samples(out: Path, task: str) -> list[dict[str, Any]]:
 def test_lm_eval_runs_every_generated_task_and_scores_as_benchsmith(
     dataset: str, hub_export: Path, lm_eval_runs: dict[str, Path]
 ) -> None:
+    """Every task runs; over the window, exactly the rows the published counts put over it are
+    skipped (reported, logged, out of every mean); the rest score as benchsmith scores them,
+    per length bin too."""
     out = lm_eval_runs[dataset]
     tasks = generated_tasks(hub_export, dataset)
     assert tasks, f"{dataset}: no task YAMLs were generated"
     results = json.loads(next(out.rglob("results_*.json")).read_text("utf-8"))["results"]
+    reports = {
+        r["config"]: r
+        for r in map(json.loads, (out.parent / "lengths-first.jsonl").read_text().splitlines())
+    }
+    log = (out.parent / "lm-eval-first.log").read_text("utf-8")
+    skipped = 0
     for task in tasks:
         config = yaml.safe_load(
             re.sub(
@@ -140,20 +201,41 @@ def test_lm_eval_runs_every_generated_task_and_scores_as_benchsmith(
             )
         )["dataset_name"]
         rows = published_rows(hub_export, dataset, config)
+        kept = fitting(dataset, rows)
+        check_report(reports[config], dataset, rows)
+        if len(kept) < len(rows):  # a warning; lm-eval shows no info lines
+            line = f"benchsmith lengths: {config}: {len(kept)} of {len(rows)} rows scored"
+            assert line in log, config
+        skipped += len(rows) - len(kept)
+        reported = {k.removesuffix(",none"): v for k, v in results[task].items()}
+        assert reported["skipped"] == len(rows) - len(kept)
         samples = lm_eval_samples(out, task)
-        assert len(samples) == LIMIT
+        if not kept:  # lm-eval needs a document: the first row stands in, never scored
+            (stand_in,) = samples
+            assert stand_in["doc"]["length_stand_in"] and stand_in["doc"]["context"] == ""
+            assert not set(our_scores(dataset, rows[0], "")) & set(reported), task
+            continue
+        assert len(samples) == min(LIMIT, len(kept))
+        scored = []
         for sample in samples:
-            row = rows[int(sample["doc_id"])]
+            row = rows[kept[int(sample["doc_id"])]]
             assert (
                 sample["doc"]["question" if dataset == "lveval" else "title"]
                 == row["question" if dataset == "lveval" else "title"]
             )
+            assert sample["doc"]["length_tokens"] == request_tokens(dataset, row)
             completion = sample["filtered_resps"][0]
             ours = our_scores(dataset, row, completion)
             assert {k: sample[k] for k in ours} == pytest.approx(ours, abs=1e-12), task
-        means = {k: sum(s[k] for s in samples) / LIMIT for k in ours}
-        reported = {k: results[task][f"{k},none"] for k in ours}
-        assert reported == pytest.approx(means, abs=1e-9)
+            scored.append((ours, request_tokens(dataset, row)))
+        means = {k: sum(s[k] for s in samples) / len(samples) for k in ours}
+        assert {k: reported[k] for k in ours} == pytest.approx(means, abs=1e-9)
+        check_bins(reported, scored)
+        counts = {k: v for k, v in reported.items() if re.fullmatch(r"count_gt_\w+_le_\w+", k)}
+        counts = {k: v for k, v in counts.items() if not k.endswith("_stderr")}
+        assert counts == {f"count_{bin_name(bin_of(n))}": len(scored) for _, n in scored}
+    # the window is felt: LV-Eval's 4k and 8k levels are over it
+    assert skipped if dataset == "lveval" else not skipped
 
 
 def test_a_second_lm_eval_run_asks_the_model_nothing_and_converts_no_data(
@@ -171,14 +253,17 @@ def test_a_second_lm_eval_run_asks_the_model_nothing_and_converts_no_data(
     assert [s["filtered_resps"] for s in second] == [s["filtered_resps"] for s in first]
 
 
-def run_inspect(export: Path, dataset: str, work: Path, server: SmolLMServer) -> list[dict]:
-    """Run every task of the dataset's inspect/tasks.py; return the JSON logs."""
+def run_inspect(
+    export: Path, dataset: str, work: Path, server: SmolLMServer, options: Sequence[str] = ()
+) -> list[dict]:
+    """Run every task of the dataset's inspect/tasks.py (with ``options``, e.g. ``-T k=v``);
+    return the JSON logs."""
     bin_dir = venv_with("inspect", INSPECT_AI)
     command = [
         str(bin_dir / "inspect"), "eval", "inspect/tasks.py", "--model",
         f"openai-api/smollm/{server.model}", "--limit", str(LIMIT), "--max-tokens",
         str(MAX_TOKENS), "--max-connections", "1", "--log-dir", str(work / "logs"),
-        "--log-format", "json", "--display", "plain",
+        "--log-format", "json", "--display", "plain", *options,
     ]  # fmt: skip
     env = {**os.environ, **OFFLINE, "HF_HOME": str(work / "hf")}
     env |= {"SMOLLM_BASE_URL": server.base_url, "SMOLLM_API_KEY": "unused"}
@@ -209,19 +294,32 @@ def test_inspect_runs_every_generated_task_and_scores_as_benchsmith(
     lm_eval_runs: dict[str, Path],
     tmp_path: Path,
 ) -> None:
-    logs = run_inspect(hub_export, dataset, tmp_path, model)
+    """With the same window as lm-eval's run: rows over it are logged samples neither sent nor
+    scored, the task's metadata reports them, and the rest score as benchsmith and lm-eval
+    score them, per length bin too."""
+    window = ("-T", f"max_length={WINDOW}", "-T", f"tokenizer={TOKENIZER}")
+    logs = run_inspect(hub_export, dataset, tmp_path, model, window)
     by_config = {log["eval"]["dataset"]["name"]: log for log in logs}
     configs = [re.sub(rf"^{dataset}_", "", t) for t in generated_tasks(hub_export, dataset)]
     assert sorted(by_config) == sorted(configs) == inspect_configs(hub_export, dataset)
     for config, log in by_config.items():
         rows = published_rows(hub_export, dataset, config)
+        kept = fitting(dataset, rows)
+        check_report(log["eval"]["metadata"]["lengths"], dataset, rows)
         lm_eval = {
-            int(s["doc_id"]): s["filtered_resps"][0]
+            kept[int(s["doc_id"])]: s["filtered_resps"][0]
             for s in lm_eval_samples(lm_eval_runs[dataset], f"{dataset}_{config}")
-        }
+        } if kept else {}  # fmt: skip
         assert len(log["samples"]) == LIMIT
+        scored = []
         for sample in log["samples"]:
             index = int(sample["id"].rsplit("-", 1)[1])
+            tokens_sent = request_tokens(dataset, rows[index])
+            assert sample["metadata"]["length_tokens"] == tokens_sent
+            if index not in kept:
+                assert sample["metadata"]["length_skipped"] and not sample.get("scores")
+                assert not sample["output"]["choices"], config  # never sent
+                continue
             completion = completion_of(sample)
             ours = our_scores(dataset, rows[index], completion)
             (score,) = sample["scores"].values()
@@ -231,6 +329,20 @@ def test_inspect_runs_every_generated_task_and_scores_as_benchsmith(
             assert value == pytest.approx(ours, abs=1e-12), config
             # same prompt, same greedy model: the two harnesses get the same completion
             assert completion == lm_eval[index], config
+            scored.append((ours, tokens_sent))
+        if not scored:
+            assert all(e["scored_samples"] == 0 for e in log["results"]["scores"]), config
+            continue
+        reported = {}
+        for entry in log["results"]["scores"]:
+            metric = entry["name"] if dataset == "lveval" else "rouge_l"
+            for key, found in entry["metrics"].items():
+                name = key.removeprefix("bins_") if key.startswith("bins_") else key
+                if name == "mean":
+                    reported[metric] = found["value"]
+                elif key.startswith("bins_") or dataset != "lveval":
+                    reported[f"{metric}_{name}"] = found["value"]
+        check_bins(reported, scored)
 
 
 def test_inspect_judges_summhay_per_insight_and_pools_as_benchsmith(
