@@ -82,13 +82,15 @@ FIELD_DOCS = {
         "Related documents of the entry (usable ones, with text); each one's `word_count` is its "
         "text's length in whitespace-separated words (characters for Chinese and Japanese pages)."
     ),
-    "document_counts": "Related documents by origin and crawl status, usable or not.",
+    "document_counts": (
+        "Related documents by origin and crawl status, usable or not (`count`: documents)."
+    ),
     "document_id": "The chunked document (doc_id of the documents config).",
     "ordinal": "Position of the chunk in its document.",
     "char_start": "First character of the chunk in the document's text.",
     "char_end": "End (exclusive) of the chunk in the document's text.",
     "word_start": "First word of the chunk: its index among the text's whitespace-separated words.",
-    "word_end": "End (exclusive) word of the chunk, as an index like `word_start`.",
+    "word_end": "End (exclusive) of the chunk among the text's whitespace-separated words.",
     "words": "Whitespace-separated words in the chunk (`word_end - word_start`).",
     "text": "Extracted text (absent when documents are published as URLs only).",
     "model": "The encoder that made the vector.",

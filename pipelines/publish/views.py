@@ -147,9 +147,9 @@ TEXTS: dict[str, Text] = {
         "exactly as the `subtopics` config's `context` joins them",
     ),
     "document_text": Text(
-        lambda row: row.get("text"),
-        "the document's extracted `text`; null where there is none (a document that could not "
-        "be fetched, or documents published as URLs only)",
+        lambda row: row.get("text") or None,
+        "the document's extracted `text`; null where it is empty or absent (a document that "
+        "could not be fetched or used, or documents published as URLs only)",
     ),
 }
 """Texts a config's ``tokens`` column can count (``ConfigSpec.tokens``), by name."""
