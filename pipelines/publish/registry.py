@@ -509,7 +509,7 @@ DATASETS: dict[str, DatasetSpec] = {
                     "level_words",
                     ("clean", "cfi", "kpr", "cfi_kpr"),
                     "Reference baseline: AK score by length level",
-                    "context length (words)",
+                    "length level (words)",
                     "AK score",
                 ),
             ),
