@@ -158,10 +158,12 @@ def export_config(
         table = pa.Table.from_batches([batch]).drop_columns(["_split"])
         if spec.text_column:
             lengths.extend(word_lengths(table, spec.text_column))
-        if spec.ids:
-            items.update(item_digests(table, spec.ids, split_column.to_pylist()))
         if COLUMN in table.column_names:
             add_token_lengths(tokens, table.column(COLUMN))
+        if spec.ids:
+            # an item's digest is its content's: counts follow from it and publish.tokenizers
+            content = table.drop_columns([COLUMN]) if COLUMN in table.column_names else table
+            items.update(item_digests(content, spec.ids, split_column.to_pylist()))
         for split in pc.unique(split_column).to_pylist() or [spec.split]:
             rows = table.filter(pc.equal(split_column, split)) if len(split_column) else table
             if split not in writers:
