@@ -234,8 +234,7 @@ def summhay_judge(mode: MetricMode = "paper") -> Scorer:
 
 def summhay_prompt(row: Mapping[str, Any]) -> list[ChatMessage]:
     """SummHay's summarization prompt over the whole haystack (the ``full`` setting)."""
-    variables = {"context": row["context"], "query": row["query"], "bullets": len(row["insights"])}
-    return chat(prompts.messages("summhay/summarize", variables))
+    return chat(harness.summhay_messages(row))
 
 
 def summhay_task(
