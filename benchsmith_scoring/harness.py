@@ -178,6 +178,13 @@ def wikigen_prompt(doc: Mapping[str, Any]) -> str:
     )
 
 
+def summhay_messages(doc: Mapping[str, Any]) -> list[dict[str, str]]:
+    """SummHay's summarization messages over the whole haystack (the ``full`` setting), as the
+    shipped Inspect task sends them: the subtopic's query and the haystack as one context."""
+    variables = {"context": doc["context"], "query": doc["query"], "bullets": len(doc["insights"])}
+    return prompts.messages("summhay/summarize", variables)
+
+
 def wikigen_scores(doc: Mapping[str, Any], prediction: str) -> dict[str, float]:
     """ROUGE-L F-measure against the reference article, stemmed as WikiGenBench scores it."""
     return {"rouge_l": rouge(prediction, doc["article"], stem=True).rougeL}

@@ -316,15 +316,9 @@ def summhay_judge(mode: MetricMode = "paper") -> Scorer:
     return score
 
 
-def summhay_messages(row: Mapping[str, Any]) -> list[dict[str, str]]:
-    """SummHay's summarization prompt over the whole haystack (the ``full`` setting)."""
-    variables = {"context": row["context"], "query": row["query"], "bullets": len(row["insights"])}
-    return prompts.messages("summhay/summarize", variables)
-
-
 def summhay_prompt(row: Mapping[str, Any]) -> list[ChatMessage]:
-    """:func:`summhay_messages` as Inspect chat messages."""
-    return chat(summhay_messages(row))
+    """SummHay's summarization prompt over the whole haystack (the ``full`` setting)."""
+    return chat(harness.summhay_messages(row))
 
 
 def summhay_task(
@@ -342,6 +336,6 @@ def summhay_task(
     """SummHay's subtopics: a bullet summary of the haystack, judged per insight; the length
     options as :func:`lveval_task`'s (the pooled metrics are not binned)."""
     policy = LengthPolicy.from_options(max_length, tokenizer, overlength)
-    keep, score, prompt = _SUMMHAY_FIELDS, summhay_judge(mode), summhay_messages
+    keep, score, prompt = _SUMMHAY_FIELDS, summhay_judge(mode), harness.summhay_messages
     args = (prompt, "reference", keep, score, max_tokens, cutoff, export, policy)
     return _task(config, repo, revision, *args)

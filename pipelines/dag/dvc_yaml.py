@@ -1,10 +1,11 @@
 """``dvc.yaml`` made from the stage table.
 
 Each stage's dependencies are its inputs (other stages' outputs), the input files its settings
-name (``${wiki.dump.path}``, interpolated by DVC), the prompt files it renders, other folders it
-reads, and the import closure of its run function's module; its params are its own key plus what
-it uses. Metrics and plots are declared as such (``cache: false``), never as uncached ``outs``,
-so DVC's run cache can restore every stage.
+name (``${wiki.dump.path}``, interpolated by DVC; those named in a list, which DVC cannot
+interpolate, as ``params.yaml`` names them when this file is written), the prompt files it
+renders, other folders it reads, and the import closure of its run function's module; its params
+are its own key plus what it uses. Metrics and plots are declared as such (``cache: false``),
+never as uncached ``outs``, so DVC's run cache can restore every stage.
 """
 
 from __future__ import annotations
@@ -46,11 +47,25 @@ def params_of(stage: Stage) -> list[str]:
     return [k for k in keys if not any(k.startswith(f"{other}.") for other in keys)]
 
 
+def setting_files(stage: Stage, root: Path) -> list[str]:
+    """The files ``stage.setting_files`` finds in ``root/params.yaml`` (relative to ``root``
+    when inside it)."""
+    params = root / "params.yaml"
+    if stage.setting_files is None or not params.is_file():
+        return []
+    section = (yaml.safe_load(params.read_text("utf-8")) or {}).get(stage.name) or {}
+    top = root.resolve()
+    settings = stage.settings.model_validate(section, context={"root": top})
+    files = [p.resolve() for p in stage.setting_files(settings)]
+    return [(p.relative_to(top) if p.is_relative_to(top) else p).as_posix() for p in files]
+
+
 def stage_entry(stage: Stage, root: Path) -> dict[str, Any]:
     """The ``dvc.yaml`` entry of one stage."""
     folder = stage.out
     deps = [i.under().as_posix() for i in stage.inputs]
     deps += [f"${{{key}}}" for key in stage.files]
+    deps += setting_files(stage, root)
     deps += [prompt_dep(p, root) for p in stage.prompts]
     deps += [*stage.data_deps, *code_deps(stage, root)]
     entry: dict[str, Any] = {

@@ -82,6 +82,10 @@ class Stage:
     """Input files named by settings, as dotted keys (``wiki.dump.path``); DVC interpolates them."""
     data_deps: tuple[str, ...] = ()
     """Other project folders it reads (card templates)."""
+    setting_files: Callable[[Any], list[Path]] | None = None
+    """Input files its settings name in a list, which DVC cannot interpolate (publish's
+    tokenizer.json files): a function of its settings, read from ``params.yaml`` when
+    ``dvc.yaml`` is written."""
 
     @property
     def out(self) -> Path:

@@ -258,6 +258,7 @@ def _publish(stages: tuple[Stage, ...]) -> Stage:
         uses=("data", "root", "params_file", "releases"),
         # the scorers every export ships; earlier releases' records (benchsmith refresh)
         data_deps=("cards", "benchsmith_scoring", "releases"),
+        setting_files=PublishSettings.tokenizer_files,
     )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -15,12 +16,15 @@ from datasets.splits import SplitDict, SplitInfo
 from huggingface_hub import DatasetCard, DatasetCardData
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, TemplateError
 
+from benchsmith_scoring.tokens import Tokenizer
 from pipelines.errors import PublishError
+from pipelines.publish import token_counts
 from pipelines.publish.export import ExportedConfig
 from pipelines.publish.harness import harness_configs
 from pipelines.publish.provenance import Provenance
-from pipelines.publish.registry import LICENSE_FILE, DatasetSpec
+from pipelines.publish.registry import LICENSE_FILE, ConfigSpec, DatasetSpec
 from pipelines.publish.statistics import StatTable
+from pipelines.publish.token_counts import COLUMN, FRAMINGS
 
 FIELD_DOCS = {
     "event_id": "Stable id of the event (Wikipedia page id based); the key shared by every config.",
@@ -36,7 +40,7 @@ FIELD_DOCS = {
     "vector": "The chunk's embedding (fixed length).",
     "qa_id": "Stable id of the QA item; the same at every level and variant.",
     "variant": "clean, cfi (confusing facts inserted), kpr (keywords replaced) or cfi_kpr.",
-    "level": "Length level of the context, e.g. 16k words.",
+    "level": "The row's length level, e.g. `16k`: thousands of words, as LV-Eval names them.",
     "context": "The long context: passages separated by '### Passage N'.",
     "input": "The question.",
     "question": "The question (LV-Eval calls it `input`).",
@@ -46,7 +50,11 @@ FIELD_DOCS = {
     "article": "The reference article in Markdown: lead, then headings and text.",
     "answer": "The first of `answers` (empty when there is none), for scorers taking one answer.",
     "answer_keywords": "Words an answer must contain for the AK metric's recall gate.",
-    "length": "Context length in words (characters for Chinese).",
+    "length": (
+        "LV-Eval's `length`: whitespace-separated words of the question, the context and every "
+        "reference answer together (characters, whitespace not counted, for Chinese), as LV-Eval "
+        "counts it; not the context alone. `tokens` counts tokens."
+    ),
     "evidence_positions": "Character spans of the supporting evidence in the context.",
     "confusing_fact_positions": "Character spans of the inserted confusing facts.",
     "replacement_rules": "KPR rules applied to context, question and answers.",
@@ -65,16 +73,25 @@ FIELD_DOCS = {
         "The article's citations: name, citation text, URL, and the citation's archive-url, "
         "archive-date and access-date as written."
     ),
-    "word_count": "Length in words.",
-    "documents": "Related documents of the entry (usable ones, with text).",
-    "document_counts": "Related documents by origin and crawl status, usable or not.",
+    "word_count": (
+        "Length of `text` in the unit `length_unit` names: whitespace-separated words, or "
+        "characters (whitespace not counted) for Chinese and Japanese pages."
+    ),
+    "length_unit": "What `word_count` counts: words, or characters for Chinese and Japanese.",
+    "documents": (
+        "Related documents of the entry (usable ones, with text); each one's `word_count` is its "
+        "text's length in whitespace-separated words (characters for Chinese and Japanese pages)."
+    ),
+    "document_counts": (
+        "Related documents by origin and crawl status, usable or not (`count`: documents)."
+    ),
     "document_id": "The chunked document (doc_id of the documents config).",
     "ordinal": "Position of the chunk in its document.",
     "char_start": "First character of the chunk in the document's text.",
     "char_end": "End (exclusive) of the chunk in the document's text.",
-    "word_start": "First word of the chunk in the document's text.",
-    "word_end": "End (exclusive) word of the chunk.",
-    "words": "Words in the chunk.",
+    "word_start": "First word of the chunk: its index among the text's whitespace-separated words.",
+    "word_end": "End (exclusive) of the chunk among the text's whitespace-separated words.",
+    "words": "Whitespace-separated words in the chunk (`word_end - word_start`).",
     "text": "Extracted text (absent when documents are published as URLs only).",
     "model": "The encoder that made the vector.",
     "date": "Publication date found in the page, if any.",
@@ -90,7 +107,10 @@ FIELD_DOCS = {
     "hops": "1 for single-hop questions, 2 or more for multi-hop.",
     "passage_ids": "The supporting passages of the question.",
     "confusing_facts": "Inserted confusing facts (empty in the clean and kpr variants).",
-    "level_words": "The length level in words.",
+    "level_words": (
+        "The length level in words (`level` read as thousands: 16k -> 16,000); each row's "
+        "`length` lands at most this, and at least (1 - lveval.tolerance) times it."
+    ),
     "topic_id": "Stable id of the SummHay topic (one haystack per topic).",
     "domain": "SummHay domain: news or conversation.",
     "topic": "The topic of the haystack.",
@@ -138,6 +158,10 @@ class CardInputs:
     """This release's changelog section (Markdown, ``##`` headings), '' when none."""
     contamination: str = ""
     """The contamination probe's section (Markdown), '' when the dataset is not probed."""
+    tokenizers: Sequence[Tokenizer] = ()
+    """The tokenizers its ``tokens`` columns count in (none when no config has the column)."""
+    token_table: StatTable | None = None
+    """Tokens per row of each config, in each tokenizer."""
 
 
 def size_category(rows: int) -> str:
@@ -158,9 +182,36 @@ def type_name(feature: Any) -> str:
     return type(feature).__name__
 
 
-def fields_table(features: Features) -> list[tuple[str, str, str]]:
+def field_docs(spec: ConfigSpec) -> dict[str, str]:
+    """The descriptions of a config's fields: the shared ones, then its own, then what its
+    ``tokens`` column counts."""
+    docs = FIELD_DOCS | dict(spec.fields)
+    return docs | ({COLUMN: token_counts.description(spec)} if spec.tokens else {})
+
+
+def fields_table(
+    features: Features, docs: dict[str, str] = FIELD_DOCS
+) -> list[tuple[str, str, str]]:
     """``(field, type, description)`` for every top-level field."""
-    return [(name, type_name(f), FIELD_DOCS.get(name, "")) for name, f in features.items()]
+    return [(name, type_name(f), docs.get(name, "")) for name, f in features.items()]
+
+
+def token_coverage(configs: list[ExportedConfig]) -> list[tuple[str, str]]:
+    """``(configs, what their tokens column counts)``, one line per kind of config (LV-Eval's
+    level configs share one)."""
+    names: dict[str, list[str]] = {}
+    for c in configs:
+        if COLUMN in c.features:
+            names.setdefault(c.spec.name, []).append(c.name)
+    by_spec = {c.spec.name: c.spec for c in configs}
+    return [(_named(found), token_counts.covers(by_spec[spec])) for spec, found in names.items()]
+
+
+def _named(configs: list[str]) -> str:
+    """Config names for a sentence: all of up to three, else the first and last and how many."""
+    if len(configs) <= 3:
+        return ", ".join(f"`{n}`" for n in configs)
+    return f"`{configs[0]}` to `{configs[-1]}` ({len(configs)} configs)"
 
 
 def card_data(inputs: CardInputs) -> DatasetCardData:
@@ -253,7 +304,7 @@ def render_card(inputs: CardInputs, templates: Path) -> DatasetCard:
         body = env.get_template(inputs.spec.template).render(
             spec=inputs.spec,
             configs=inputs.configs,
-            fields={c.name: fields_table(c.features) for c in inputs.configs},
+            fields={c.name: fields_table(c.features, field_docs(c.spec)) for c in inputs.configs},
             version=inputs.version,
             repo=repo,
             documents=inputs.documents,
@@ -274,6 +325,9 @@ def render_card(inputs: CardInputs, templates: Path) -> DatasetCard:
                 f"`{m}`" for m in dict.fromkeys(m for h in harnesses for m in h.metrics)
             ),
             scoring_example=inputs.spec.scoring_example,
+            tokenizers=[(t.name, t.framing, FRAMINGS[t.framing]) for t in inputs.tokenizers],
+            token_counts=token_coverage(inputs.configs) if inputs.tokenizers else [],
+            token_table=inputs.token_table,
         )
     except TemplateError as exc:
         raise PublishError(f"{templates}/{inputs.spec.template}: {exc}") from exc

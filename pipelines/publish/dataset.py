@@ -10,8 +10,10 @@ dataset is a benchmark, ``benchsmith.json`` (manifest) and ``croissant.json``, i
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
+from benchsmith_scoring.tokens import Tokenizer
 from builders.contamination import report_markdown
 from pipelines.errors import EmptyInputError, MissingInputError
 from pipelines.progress import progress_iter
@@ -21,7 +23,7 @@ from pipelines.publish.croissant import CroissantInputs, write_croissant
 from pipelines.publish.dating import Dating
 from pipelines.publish.export import ExportedConfig, config_sources, export_config, split_index
 from pipelines.publish.harness import copy_scorers, write_inspect, write_lm_eval
-from pipelines.publish.manifest import MANIFEST, build_manifest
+from pipelines.publish.manifest import MANIFEST, build_manifest, tokenizer_records
 from pipelines.publish.provenance import Provenance, collect
 from pipelines.publish.registry import CONTAMINATION, LICENSE_FILE, DatasetSpec
 from pipelines.publish.release import flat_metrics, write_release
@@ -32,7 +34,9 @@ from pipelines.publish.statistics import (
     length_distributions,
     metric_tables,
     split_counts,
+    token_lengths,
 )
+from pipelines.publish.token_counts import COLUMN
 
 MB = 1_000_000
 
@@ -48,7 +52,10 @@ def export_dataset(
 ) -> list[ExportedConfig]:
     """Write one dataset's folder ``out`` (shards, charts, card, eval.yaml, manifest); with
     ``dating``, every row carries its event's dates and first release."""
-    exported = export_configs(spec, settings, data, out, dating)
+    tokenizers = settings.loaded_tokenizers()
+    exported = export_configs(spec, settings, data, out, dating, tokenizers)
+    if not any(COLUMN in c.features for c in exported):
+        tokenizers = []  # no config of the dataset counts tokens
     stats = [split_counts(exported), length_distributions(exported)]
     stats += [NAMED[name](data) for name in spec.statistics]
     chart_files = write_charts(spec, exported, data, out)
@@ -76,9 +83,11 @@ def export_dataset(
         inspect_tasks=inspect_tasks,
         changes=changes,
         contamination=contamination,
+        tokenizers=tokenizers,
+        token_table=token_lengths(exported, [t.name for t in tokenizers]),
     )
     render_card(card, settings.cards).save(out / "README.md")
-    write_metadata(spec, settings, exported, out, provenance)
+    write_metadata(spec, settings, exported, out, provenance, tokenizers)
     return exported
 
 
@@ -88,9 +97,11 @@ def export_configs(
     data: Path,
     out: Path,
     dating: Dating | None,
+    tokenizers: Sequence[Tokenizer] = (),
 ) -> list[ExportedConfig]:
     """Every config of ``spec`` (vector configs only with ``embeddings``) as shards under
-    ``out``; a config without source files is an error unless it is optional."""
+    ``out``, with the counts of ``tokenizers`` where a config declares a ``tokens`` column; a
+    config without source files is an error unless it is optional."""
     splits_of = split_index(spec, data)
     exported: list[ExportedConfig] = []
     for config in spec.configs:
@@ -112,6 +123,7 @@ def export_configs(
                     url_only=settings.documents == "urls",
                     shard_bytes=settings.shard_mb * MB,
                     dating=dating,
+                    tokenizers=tokenizers,
                 )
             )
     return exported
@@ -185,15 +197,21 @@ def write_metadata(
     exported: list[ExportedConfig],
     out: Path,
     provenance: Provenance,
+    tokenizers: Sequence[Tokenizer] = (),
 ) -> None:
-    """``LICENSE.md`` and ``eval.yaml`` where they apply, then the manifest of the folder and
-    its Croissant metadata."""
+    """``LICENSE.md`` and ``eval.yaml`` where they apply, then the manifest of the folder (with
+    the tokenizers its ``tokens`` columns count in) and its Croissant metadata."""
     if spec.license_terms:
         (out / LICENSE_FILE).write_text(license_text(spec, settings.version), "utf-8")
     if registration := eval_yaml(spec, exported, settings.version):
         (out / "eval.yaml").write_text(registration, "utf-8")
     manifest = build_manifest(
-        out, spec.name, settings.version, provenance.toolkit_version, provenance.git_commit
+        out,
+        spec.name,
+        settings.version,
+        provenance.toolkit_version,
+        provenance.git_commit,
+        tokenizer_records(settings.tokenizers, tokenizers),
     )
     (out / MANIFEST).write_text(manifest.to_json(), "utf-8")
     bibs = [settings.cards / "citations" / f"{key}.bib" for key in spec.citations]

@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import chain
 from pathlib import Path
@@ -23,11 +23,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from benchsmith_scoring.tokens import Tokenizer
 from pipelines.errors import MissingInputError, PublishError
 from pipelines.publish.dating import Dating
 from pipelines.publish.registry import ConfigSpec, DatasetSpec
 from pipelines.publish.rows import Rows
 from pipelines.publish.shards import ROW_GROUP_BYTES, ShardWriter, SplitFiles
+from pipelines.publish.token_counts import COLUMN
 
 if TYPE_CHECKING:
     from datasets import Features
@@ -44,7 +46,8 @@ SPLIT_NAME = re.compile(r"^\w+(\.\w+)*$")
 
 @dataclass
 class ExportedConfig:
-    """One exported config: its features, splits and the word lengths of its text column."""
+    """One exported config: its features, splits, the word lengths of its text column and its
+    rows' token counts."""
 
     name: str
     spec: ConfigSpec
@@ -56,6 +59,9 @@ class ExportedConfig:
     """The ``group_by`` value the config holds (an LV-Eval variant), if grouped."""
     items: dict[str, tuple[str, str]] = field(default_factory=dict)
     """Item id (``spec.ids``) -> its split and the digest of its published row."""
+    token_lengths: dict[str, list[int]] = field(default_factory=dict)
+    """Tokenizer name -> the ``tokens`` counts of every row that has one (none without the
+    column)."""
 
     @property
     def rows(self) -> int:
@@ -120,14 +126,16 @@ def export_config(
     group_bytes: int = ROW_GROUP_BYTES,
     batch_bytes: int = BATCH_BYTES,
     dating: Dating | None = None,
+    tokenizers: Sequence[Tokenizer] = (),
 ) -> ExportedConfig:
     """Write one config's shards under ``out/<name>/`` and return what was written; with
-    ``dating``, every row gains its event's dates and first release. ``source`` is read in
-    batches of about ``batch_bytes`` of uncompressed data (:func:`batch_rows`)."""
+    ``dating``, every row gains its event's dates and first release; with ``tokenizers``, a
+    config that declares a ``tokens`` column gains it. ``source`` is read in batches of about
+    ``batch_bytes`` of uncompressed data (:func:`batch_rows`)."""
     folder = out / name
     folder.mkdir(parents=True, exist_ok=True)
     joined = _join_table(spec, data)
-    rows = Rows(spec, group_value, splits_of, joined, url_only, dating, data)
+    rows = Rows(spec, group_value, splits_of, joined, url_only, dating, data, tokenizers)
     batches = _transformed(rows, source, batch_bytes)
     first = next(batches, None)
     if first is None:  # no rows: an empty shard still declares the schema
@@ -142,6 +150,7 @@ def export_config(
     writers: dict[str, ShardWriter] = {}
     lengths: list[int] = []
     items: dict[str, tuple[str, str]] = {}
+    tokens: dict[str, list[int]] = {}
     batches = chain([first], batches)
     del first  # written, then freed, as any other batch
     for batch in batches:
@@ -149,8 +158,12 @@ def export_config(
         table = pa.Table.from_batches([batch]).drop_columns(["_split"])
         if spec.text_column:
             lengths.extend(word_lengths(table, spec.text_column))
+        if COLUMN in table.column_names:
+            add_token_lengths(tokens, table.column(COLUMN))
         if spec.ids:
-            items.update(item_digests(table, spec.ids, split_column.to_pylist()))
+            # an item's digest is its content's: counts follow from it and publish.tokenizers
+            content = table.drop_columns([COLUMN]) if COLUMN in table.column_names else table
+            items.update(item_digests(content, spec.ids, split_column.to_pylist()))
         for split in pc.unique(split_column).to_pylist() or [spec.split]:
             rows = table.filter(pc.equal(split_column, split)) if len(split_column) else table
             if split not in writers:
@@ -163,7 +176,15 @@ def export_config(
             writers[split].write(_cast(rows, schema, source, name))
     splits = {split: writer.close() for split, writer in sorted(writers.items())}
     group = None if group_value is None else str(group_value)
-    return ExportedConfig(name, spec, source, features, splits, lengths, group, items)
+    return ExportedConfig(name, spec, source, features, splits, lengths, group, items, tokens)
+
+
+def add_token_lengths(lengths: dict[str, list[int]], column: pa.ChunkedArray) -> None:
+    """Add the non-null counts of a ``tokens`` column to ``lengths`` (tokenizer -> counts)."""
+    array = column.combine_chunks()
+    for child in array.type:
+        values = array.field(child.name).drop_null().to_pylist()
+        lengths.setdefault(child.name, []).extend(values)
 
 
 def item_digests(

@@ -4,16 +4,20 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from benchsmith_scoring.tokens import Tokenizer, TokenizerSpec
 
 MANIFEST = "benchsmith.json"
 
 
 @dataclass(frozen=True)
 class Manifest:
-    """The data files of an export, their hashes, and the hash of them all."""
+    """The data files of an export, their hashes, and the hash of them all; the tokenizers its
+    ``tokens`` columns count in."""
 
     name: str
     version: str
@@ -21,6 +25,9 @@ class Manifest:
     files: dict[str, dict[str, Any]]
     toolkit_version: str
     git_commit: str
+    tokenizers: list[dict[str, Any]] = field(default_factory=list)
+    """Per tokenizer, in the order of the ``tokens`` fields: its ``name``, ``framing`` and what
+    it is (``encoding``: an OpenAI encoding, or ``tokenizer_json_sha256``)."""
 
     def to_json(self) -> str:
         """Stable JSON (sorted keys)."""
@@ -45,8 +52,28 @@ def published_files(folder: Path) -> list[Path]:
     )
 
 
+def tokenizer_records(specs: Sequence[str], loaded: Sequence[Tokenizer]) -> list[dict[str, Any]]:
+    """The manifest's record of each tokenizer: name, framing, and its OpenAI encoding or the
+    sha256 of its tokenizer.json (never its path)."""
+    records = []
+    for text, tokenizer in zip(specs, loaded, strict=False):
+        spec = TokenizerSpec.parse(text)
+        what = (
+            {"encoding": spec.encoding}
+            if spec.path is None
+            else {"tokenizer_json_sha256": file_sha256(spec.path)}
+        )
+        records.append({"name": tokenizer.name, "framing": tokenizer.framing, **what})
+    return records
+
+
 def build_manifest(
-    folder: Path, name: str, version: str, toolkit_version: str, git_commit: str
+    folder: Path,
+    name: str,
+    version: str,
+    toolkit_version: str,
+    git_commit: str,
+    tokenizers: Sequence[dict[str, Any]] = (),
 ) -> Manifest:
     """Hash every Parquet shard of an export; the content hash covers data, not the card.
 
@@ -61,7 +88,7 @@ def build_manifest(
     content = hashlib.sha256(
         json.dumps({k: v["sha256"] for k, v in files.items()}, sort_keys=True).encode()
     ).hexdigest()
-    return Manifest(name, version, content, files, toolkit_version, git_commit)
+    return Manifest(name, version, content, files, toolkit_version, git_commit, list(tokenizers))
 
 
 def read_manifest(folder: Path) -> Manifest:

@@ -108,6 +108,14 @@ class ConfigSpec:
     """How its rows reach their event: they gain event_created_at, event_date, first_release."""
     ids: tuple[str, ...] = ()
     """The columns that name an item: the release record and changelog follow items by them."""
+    fields: tuple[tuple[str, str], ...] = ()
+    """``(field, description)`` of its fields whose meaning here differs from the card's shared
+    description (``pipelines.publish.card.FIELD_DOCS``)."""
+    tokens: str | None = None
+    """What its ``tokens`` column counts in each of ``publish.tokenizers`` (None: no column):
+    ``"request"``, the request its harness task sends (``harness.prompt`` of the row, framed as
+    each tokenizer's chat, plus the reference answer in ``harness.target``); or the name of a
+    text in :data:`pipelines.publish.views.TEXTS`, counted alone."""
 
 
 @dataclass(frozen=True)
@@ -249,7 +257,7 @@ WIKIGEN_HARNESS = HarnessTask(
     requires=("jinja2", "bpe-openai", "rouge-score"),
 )
 SUMMHAY_HARNESS = HarnessTask(
-    prompt="",
+    prompt="summhay_messages",
     results="",
     metrics=("coverage", "citation", "joint"),
     target="reference",
@@ -257,6 +265,8 @@ SUMMHAY_HARNESS = HarnessTask(
     inspect_task="summhay_task",
     lm_eval=False,
 )
+REQUEST = "request"
+"""``ConfigSpec.tokens`` of a task config: it counts the request its harness task sends."""
 VARIANTS = ("clean", "cfi", "kpr", "cfi_kpr")
 """LV-Eval's variants, in the order their configs are listed (the first level's clean one is the
 default config)."""
@@ -278,10 +288,19 @@ DATASETS: dict[str, DatasetSpec] = {
                     split_column="split",
                     url_only_drop=("documents.text",),
                     text_column="word_count",
+                    fields=(
+                        (
+                            "word_count",
+                            "Length of the reference article's lead and section texts in "
+                            "whitespace-separated words (characters, whitespace not counted, on "
+                            "Chinese and Japanese wikis); headings not counted.",
+                        ),
+                    ),
                     view="wikigen_entries",
                     task=True,
                     inspect=WIKIGEN_TASK,
                     harness=WIKIGEN_HARNESS,
+                    tokens=REQUEST,
                     dated=Dated("event_id"),
                     ids=("event_id",),
                 ),
@@ -295,6 +314,7 @@ DATASETS: dict[str, DatasetSpec] = {
                     text_column="text",
                     dated=Dated("event_id"),
                     ids=("doc_id",),
+                    tokens="document_text",
                 ),
                 ConfigSpec(
                     "chunks",
@@ -386,6 +406,7 @@ DATASETS: dict[str, DatasetSpec] = {
                     task=True,
                     inspect=SUMMHAY_TASK,
                     harness=SUMMHAY_HARNESS,
+                    tokens=REQUEST,
                     dated=Dated("source"),
                     ids=("topic_id", "subtopic_id"),
                 ),
@@ -395,8 +416,17 @@ DATASETS: dict[str, DatasetSpec] = {
                     "One haystack per topic: subtopics, insights with their gold documents, and "
                     "the documents that repeat them.",
                     text_column="documents.text",
+                    fields=(
+                        (
+                            "documents",
+                            "The haystack's documents in haystack order (Document N is the "
+                            "N-th): text, the subtopics and insights each repeats, generation "
+                            "attempts, and `word_count`, the text's whitespace-separated words.",
+                        ),
+                    ),
                     dated=Dated("source"),
                     ids=("topic_id",),
+                    tokens="haystack_context",
                 ),
             ),
             license="other",
@@ -444,6 +474,7 @@ DATASETS: dict[str, DatasetSpec] = {
                     task=True,
                     inspect=LVEVAL_TASK,
                     harness=LVEVAL_HARNESS,
+                    tokens=REQUEST,
                     dated=Dated("qa_id", Join("lveval/qa.parquet", "qa_id", ("source",))),
                     ids=("qa_id",),
                 ),
@@ -479,7 +510,7 @@ DATASETS: dict[str, DatasetSpec] = {
                     "level_words",
                     ("clean", "cfi", "kpr", "cfi_kpr"),
                     "Reference baseline: AK score by length level",
-                    "context length (words)",
+                    "length level (words)",
                     "AK score",
                 ),
             ),

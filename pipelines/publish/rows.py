@@ -1,17 +1,20 @@
 """One config's source batches turned into published rows: view, join, filter, date, assign
-splits (column ``_split``), drop, redact, fix vector lengths and rename."""
+splits (column ``_split``), drop, redact, fix vector lengths, rename and count tokens."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from benchsmith_scoring.tokens import Tokenizer
 from pipelines.errors import PublishError
 from pipelines.publish.dating import Dating
 from pipelines.publish.registry import ConfigSpec
+from pipelines.publish.token_counts import COLUMN, token_column
 from pipelines.publish.views import VIEWS, View
 
 UNASSIGNED = "unassigned"
@@ -29,6 +32,8 @@ class Rows:
     url_only: bool
     dating: Dating | None
     data: Path
+    tokenizers: Sequence[Tokenizer] = ()
+    """Whose counts the ``tokens`` column holds (configs whose spec declares one)."""
 
     def transform(self, table: pa.Table) -> pa.Table:
         """One batch, through :func:`_transform`."""
@@ -37,7 +42,7 @@ class Rows:
 
 def _transform(rows: Rows, table: pa.Table) -> pa.Table:
     """View, join, filter, date, assign splits (column ``_split``), drop, redact and rename
-    columns of one batch."""
+    columns of one batch, then count its tokens."""
     spec, joined = rows.spec, rows.joined
     table = table.replace_schema_metadata(None)
     if spec.view is not None:
@@ -63,7 +68,10 @@ def _transform(rows: Rows, table: pa.Table) -> pa.Table:
             table = drop_path(table, path)
     for column in spec.vectors:
         table = _fixed_vectors(table, column, spec)
-    return _first_values(_renamed(table, spec), spec)
+    table = _first_values(_renamed(table, spec), spec)
+    if spec.tokens and rows.tokenizers:
+        table = table.append_column(COLUMN, token_column(table, spec, rows.tokenizers))
+    return table
 
 
 def _view(spec: ConfigSpec) -> View:

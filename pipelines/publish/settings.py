@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import re
 from datetime import date
+from importlib.util import find_spec
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import (
+    AfterValidator,
     Field,
     StrictInt,
     ValidationInfo,
@@ -15,6 +17,7 @@ from pydantic import (
     model_validator,
 )
 
+from benchsmith_scoring.tokens import Tokenizer, TokenizerError, TokenizerSpec, load
 from builders.releases import Release
 from builders.settings import Strict
 from pipelines.paths import ProjectPath
@@ -31,6 +34,26 @@ def _check_version(value: str) -> str:
             "with an optional a/b/rc/dev suffix)"
         )
     return value
+
+
+def _tokenizer(value: str, info: ValidationInfo) -> str:
+    """A tokenizer spec that loads: a known OpenAI encoding (with its package installed) or a
+    readable tokenizer.json, its path taken from params.yaml's folder; returned with that path
+    resolved."""
+    root = (info.context or {}).get("root")
+    spec = TokenizerSpec.parse(value, None if root is None else Path(root))
+    if spec.path is not None:
+        load(spec)  # reads the file: an unreadable one fails here, naming it
+    elif find_spec("bpe_openai") is None:
+        raise TokenizerError(
+            f"tokenizer {spec.name!r}: OpenAI encodings need the package bpe-openai "
+            "(pip install bpe-openai)"
+        )
+    return str(spec)
+
+
+TokenizerText = Annotated[str, AfterValidator(_tokenizer)]
+"""A tokenizer as ``benchsmith_scoring.tokens`` names it, checked to load."""
 
 
 class EarlierRelease(Strict):
@@ -98,6 +121,16 @@ class PublishSettings(Strict):
     )
     cards: ProjectPath = Field(Path("cards"), description="Folder of the card templates.")
     embeddings: bool = Field(True, description="Publish the embed stage's vectors when present.")
+    tokenizers: list[TokenizerText] = Field(
+        default_factory=lambda: ["cl100k_base", "o200k_base"],
+        description=(
+            "Tokenizers whose counts every long-context config publishes in its `tokens` column "
+            "(one field per name, in this order): an OpenAI encoding (cl100k_base, o200k_base, "
+            "p50k_base, r50k_base, gpt2), a tokenizer.json path (relative to params.yaml; its chat "
+            "template beside it frames the prompt; `benchsmith dag --write` lists it in dvc.yaml "
+            "as a dependency of publish), or NAME=SPEC to choose the name."
+        ),
+    )
     retries: StrictInt = Field(5, ge=0, description="Retries of Hub calls answered 429 or 5xx.")
     backoff_s: float = Field(2.0, gt=0, description="First retry wait; doubles each time.")
 
@@ -105,6 +138,18 @@ class PublishSettings(Strict):
     @classmethod
     def _version(cls, value: str) -> str:
         return _check_version(value)
+
+    @field_validator("tokenizers")
+    @classmethod
+    def _named_once(cls, value: list[str]) -> list[str]:
+        names = [TokenizerSpec.parse(v).name for v in value]
+        repeated = sorted({n for n in names if names.count(n) > 1})
+        if repeated:
+            raise ValueError(
+                f"tokenizer name(s) {', '.join(repeated)} given twice; name them apart with "
+                "NAME=SPEC (e.g. smollm2=path/to/tokenizer.json)"
+            )
+        return value
 
     @field_validator("datasets")
     @classmethod
@@ -141,6 +186,15 @@ class PublishSettings(Strict):
             if not (REPO_NAME.match(owner) and REPO_NAME.match(rest)):
                 raise ValueError(f"repos.{name}: {repo!r} is not a repository id 'owner/name'")
         return self
+
+    def loaded_tokenizers(self) -> list[Tokenizer]:
+        """The tokenizers of ``tokenizers``, loaded (once per process)."""
+        return [load(spec) for spec in self.tokenizers]
+
+    def tokenizer_files(self) -> list[Path]:
+        """The tokenizer.json files ``tokenizers`` names (the publish stage's DVC deps)."""
+        specs = (TokenizerSpec.parse(spec) for spec in self.tokenizers)
+        return [spec.path for spec in specs if spec.path is not None]
 
     @property
     def prerelease(self) -> bool:

@@ -66,8 +66,28 @@ def length_distributions(configs: list[ExportedConfig]) -> StatTable:
         )
     return StatTable(
         "Length in words",
-        "Words per text (whitespace-separated), over every split.",
+        "Words per text (whitespace-separated; a count column such as `word_count` as it is "
+        "published), over every split.",
         ["config", "of", "texts", "min", "p10", "median", "mean", "p90", "max"],
+        rows,
+    )
+
+
+def token_lengths(configs: list[ExportedConfig], names: Sequence[str]) -> StatTable:
+    """Tokens per row of every config with a ``tokens`` column: min / median / max in each
+    tokenizer (LV-Eval's configs give each level in each tokenizer)."""
+    rows = []
+    for c in configs:
+        counts = [sorted(c.token_lengths.get(name, [])) for name in names]
+        if not any(counts):
+            continue
+        spans = [f"{n[0]:,} / {round(st.median(n)):,} / {n[-1]:,}" if n else "" for n in counts]
+        rows.append([c.name, max(len(n) for n in counts), *spans])
+    return StatTable(
+        "Length in tokens",
+        "Tokens per row (min / median / max) of what each config's `tokens` column counts, in "
+        "each tokenizer, over every split; rows without a text to count are left out.",
+        ["config", "rows", *names],
         rows,
     )
 

@@ -6,7 +6,8 @@ config of a nested table is an entry there, not new export code.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
@@ -123,3 +124,32 @@ VIEWS: dict[str, View] = {
     "summhay_subtopics": summhay_subtopics,
     "wikigen_entries": wikigen_entries,
 }
+
+
+@dataclass(frozen=True)
+class Text:
+    """A text of a published row that its ``tokens`` column counts alone: how to get it from the
+    row (None when the row has none), and what it is, for the card."""
+
+    of: Callable[[Mapping[str, Any]], str | None]
+    covers: str
+
+
+def _haystack(row: Mapping[str, Any]) -> str | None:
+    documents = row.get("documents")
+    return None if documents is None else haystack_context(documents)
+
+
+TEXTS: dict[str, Text] = {
+    "haystack_context": Text(
+        _haystack,
+        "the haystack as one text, its documents labelled `Document N:` in haystack order, "
+        "exactly as the `subtopics` config's `context` joins them",
+    ),
+    "document_text": Text(
+        lambda row: row.get("text") or None,
+        "the document's extracted `text`; null where it is empty or absent (a document that "
+        "could not be fetched or used, or documents published as URLs only)",
+    ),
+}
+"""Texts a config's ``tokens`` column can count (``ConfigSpec.tokens``), by name."""
