@@ -196,6 +196,10 @@ def wikigen_results(doc: Mapping[str, Any], results: Sequence[str]) -> dict[str,
     return row_results(doc, lambda: wikigen_scores(doc, results[0] if results else ""))
 
 
-PROMPTS: dict[str, Prompt] = {"lveval_prompt": lveval_prompt, "wikigen_prompt": wikigen_prompt}
+PROMPTS: dict[str, Prompt] = {
+    "lveval_prompt": lveval_prompt,
+    "wikigen_prompt": wikigen_prompt,
+    "summhay_messages": summhay_messages,
+}
 """The prompt hooks a task YAML names (``dataset_kwargs.prompt``), for the loader to count and
 cut the requests they render."""

@@ -30,9 +30,9 @@ INSPECT_AI = [
 """Inspect AI as a user of an export has it: datasets for its hf/ loader and the task modules,
 openai for an OpenAI-compatible server, and what the shipped prompts, scorers and token counts
 (bpe-openai, for a window in an OpenAI encoding) import."""
-LM_EVAL = ["lm-eval[api]==0.4.13", "bpe-openai==0.1.4"]
-"""lm-evaluation-harness with its API models (no torch): it has datasets, jinja2, rouge-score;
-bpe-openai counts a request for a window when the export publishes no count in that encoding."""
+LM_EVAL = ["lm-eval[api]==0.4.13"]
+"""lm-evaluation-harness with its API models (no torch): it has datasets, jinja2, rouge-score.
+Without bpe-openai, a window in cl100k_base is decided by the export's published counts alone."""
 INSTALL_TIMEOUT_S = 1800.0
 """A cold install of a harness with torch takes minutes; far longer on a loaded machine."""
 

@@ -6,8 +6,7 @@ the OpenAI-compatible test server. Their per-item scores must equal what benchsm
 gives the same completions on the published rows.
 
 Both run the LV-Eval and WikiGenBench tasks with a 4,096-token window in cl100k_base: each task
-must skip exactly the rows whose published count (the ``tokens`` column; counted with the
-shipped counter where the export has none) is over it, say so, and report its scores per length
+must skip exactly the rows whose published count (the ``tokens`` column) is over it, say so, and report its scores per length
 bin with their AUC, as :mod:`benchsmith_scoring.lengths` computes them.
 
 The server cuts prompts to 256 tokens in the middle (LV-Eval's truncation; SmolLM2 reads
@@ -30,7 +29,6 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from benchsmith_scoring import harness, tokens
 from benchsmith_scoring.lengths import auc, bin_name, bin_of, mean_by_bin
 from benchsmith_scoring.leval.metrics import rouge
 from benchsmith_scoring.lveval import ak_score
@@ -48,10 +46,6 @@ OFFLINE = {"HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1", "NO_COLOR": "1"}
 WINDOW = 4096
 TOKENIZER = "cl100k_base"
 """The window both harnesses are given: the snapshot's 2k level fits it, its 4k and 8k do not."""
-REQUESTS = {
-    "lveval": (harness.lveval_prompt, "answer"),
-    "wikigenbench": (harness.wikigen_prompt, "article"),
-}
 
 
 @pytest.fixture(scope="module")
@@ -75,19 +69,15 @@ def published_rows(export: Path, dataset: str, config: str) -> list[dict[str, An
     return [row for f in files for row in pq.read_table(f).to_pylist()]
 
 
-def request_tokens(dataset: str, row: dict[str, Any]) -> int:
-    """The row's request in :data:`TOKENIZER`: its published count, else the shipped counter's
-    (the count the ``tokens`` column publishes: the prompt as a chat, plus the answer)."""
-    published = (row.get("tokens") or {}).get(TOKENIZER)
-    if published is not None:
-        return int(published)
-    prompt, target = REQUESTS[dataset]
-    return tokens.load(TOKENIZER).count_request(prompt(row), row[target])
+def request_tokens(row: dict[str, Any]) -> int:
+    """The row's request in :data:`TOKENIZER`, as the export publishes it (the prompt as a
+    chat, plus the answer; ``test_tokens_column.py`` checks the counts)."""
+    return int(row["tokens"][TOKENIZER])
 
 
 def fitting(dataset: str, rows: list[dict[str, Any]]) -> list[int]:
     """The published rows whose request fits :data:`WINDOW`, in order."""
-    return [i for i, row in enumerate(rows) if request_tokens(dataset, row) <= WINDOW]
+    return [i for i, row in enumerate(rows) if request_tokens(row) <= WINDOW]
 
 
 def check_report(report: dict[str, Any], dataset: str, rows: list[dict[str, Any]]) -> None:
@@ -96,7 +86,7 @@ def check_report(report: dict[str, Any], dataset: str, rows: list[dict[str, Any]
     assert report["skipped_rows"] == [i for i in range(len(rows)) if i not in kept]
     assert (report["rows"], report["kept"]) == (len(rows), len(kept))
     assert (report["max_length"], report["tokenizer"]) == (WINDOW, TOKENIZER)
-    assert report["counted"] == sum("tokens" not in row for row in rows)
+    assert report["counted"] == 0  # the published counts serve; nothing counted again
 
 
 def check_bins(reported: dict[str, float], scored: list[tuple[dict[str, float], int]]) -> None:
@@ -223,11 +213,11 @@ def test_lm_eval_runs_every_generated_task_and_scores_as_benchsmith(
                 sample["doc"]["question" if dataset == "lveval" else "title"]
                 == row["question" if dataset == "lveval" else "title"]
             )
-            assert sample["doc"]["length_tokens"] == request_tokens(dataset, row)
+            assert sample["doc"]["length_tokens"] == request_tokens(row)
             completion = sample["filtered_resps"][0]
             ours = our_scores(dataset, row, completion)
             assert {k: sample[k] for k in ours} == pytest.approx(ours, abs=1e-12), task
-            scored.append((ours, request_tokens(dataset, row)))
+            scored.append((ours, request_tokens(row)))
         means = {k: sum(s[k] for s in samples) / len(samples) for k in ours}
         assert {k: reported[k] for k in ours} == pytest.approx(means, abs=1e-9)
         check_bins(reported, scored)
@@ -314,7 +304,7 @@ def test_inspect_runs_every_generated_task_and_scores_as_benchsmith(
         scored = []
         for sample in log["samples"]:
             index = int(sample["id"].rsplit("-", 1)[1])
-            tokens_sent = request_tokens(dataset, rows[index])
+            tokens_sent = request_tokens(rows[index])
             assert sample["metadata"]["length_tokens"] == tokens_sent
             if index not in kept:
                 assert sample["metadata"]["length_skipped"] and not sample.get("scores")
