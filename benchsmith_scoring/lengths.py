@@ -17,7 +17,8 @@ Scores are also reported per length bin: MRCR's bins, ``(0, 8k]``, ``(8k, 16k]``
 1M]`` tokens, upper edge included (``MRCR_BINS`` in the same file). A row's bin is decided by its
 request's count in the chosen tokenizer (the untruncated count under ``truncate``); with no
 tokenizer chosen, by the first tokenizer the export publishes, and there are no bins when it
-publishes none. :func:`auc` is MRCR's AUC across the bins that hold a row.
+publishes none (nor for a row beyond the last bin). :func:`auc` is MRCR's AUC across the bins
+that hold a row.
 """
 
 from __future__ import annotations
@@ -294,8 +295,8 @@ def measure(
                 row = row_at(length.index)
                 length.tokens = count_request(row, policy.tokenizer, prompt, target)
                 report.counted += 1
-        if length.tokens is not None:
-            length.upper = bin_of(length.tokens)
+        if length.tokens is not None and length.tokens <= BINS[-1]:
+            length.upper = bin_of(length.tokens)  # beyond the last bin: none, as MRCR has none
         over = (length.tokens or 0) - policy.max_length if policy.max_length is not None else 0
         if over > 0 and policy.overlength == "truncate":
             length.context = truncated(row_at(length.index), over, policy, prompt, target, context)

@@ -147,6 +147,14 @@ def test_without_a_chosen_tokenizer_the_first_published_one_bins_and_nothing_is_
     assert report.skipped == 0
 
 
+def test_a_row_beyond_the_last_bin_gets_none_and_is_still_measured_against_the_window() -> None:
+    published = [{"cl100k_base": (1 << 20) + 1}, {"cl100k_base": 10}]
+    policy = LengthPolicy(2 << 20, "cl100k_base")
+    lengths, report = measure(published, unread, policy, harness.lveval_prompt, "answer", "c")
+    assert [(length.upper, length.fits) for length in lengths] == [(None, True), (8192, True)]
+    assert report.kept_bins == {"gt_0_le_8k": 1}
+
+
 def test_rows_without_counts_and_without_a_tokenizer_get_no_bin() -> None:
     lengths, report = measure([None, None], unread, LengthPolicy(), harness.lveval_prompt, "a", "c")
     assert report.tokenizer is None
