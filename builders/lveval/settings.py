@@ -99,7 +99,6 @@ class LVEvalSettings(Strict):
     )
     tokenizer: str = Field(
         "cl100k_base",
-        min_length=1,
         description=(
             "The tokenizer of length_unit: tokens: an OpenAI encoding (cl100k_base, o200k_base), "
             "a tokenizer.json path (relative to params.yaml; its chat template beside it frames "

@@ -92,6 +92,7 @@ class Plan:
         self.depths = [rng.random() for _ in support]
         self.support = [support_block(p, item) for p in support]
         answer = item.answers[0] if item.answers else None
+        self.reserve = reserve
         self.fixed = counts.request(item.question, "", answer) + reserve
         self.fixed += sum(counts.block(p.text) for p in support)
         self.read: list[int] = []
@@ -107,10 +108,10 @@ class Plan:
             self.read.append(i)
             self.sums.append(self.sums[-1] + self.counts.block(self.corpus.passages[i].text))
 
-    def blocks(self, budget: int, floor: int) -> list[Block]:
-        """The plan whose estimate lands in ``[floor, budget]`` tokens; :class:`AssemblyError`
-        when the supporting passages alone pass ``budget`` or the corpus cannot reach
-        ``floor``."""
+    def blocks(self, budget: int, floor: int) -> tuple[list[Block], int]:
+        """The plan whose estimate lands in ``[floor, budget]`` tokens, and that estimate;
+        :class:`AssemblyError` when the supporting passages alone pass ``budget`` or the corpus
+        cannot reach ``floor``."""
         room = budget - self.fixed
         if room < 0:
             raise AssemblyError(
@@ -135,7 +136,7 @@ class Plan:
                 f"the corpus fills about {total} of {budget} tokens; add documents or lower "
                 "the level"
             )
-        return place_support(chosen, self.support, self.depths)
+        return place_support(chosen, self.support, self.depths), total
 
     def _cut(self, text: str, most: int, least: int) -> str:
         """The longest prefix of ``text`` ending a sentence within ``most`` tokens; when that
@@ -163,21 +164,26 @@ def _longest(ends: Sequence[int], text: str, most: int, counts: TokenCounts, str
 
 def assemble_tokens(plan: Plan, tokens: int, measure: Measure, *, tolerance: float) -> list[Block]:
     """The plan at ``tokens`` whose every variant's exact request count, from ``measure``, lands
-    in ``[tokens x (1 - tolerance), tokens]``, the estimate's budget stepped by each miss;
-    :class:`AssemblyError` after :data:`MAX_STEPS` or when a step comes back or stalls."""
+    in ``[tokens x (1 - tolerance), tokens]``. The estimate is aimed at the most a variant may
+    count and at the floor plus the facts' reserve (the clean variant lacks them), then both
+    aims are corrected by how far the estimate missed the exact counts; :class:`AssemblyError`
+    after :data:`MAX_STEPS`, or when the aims stop moving or cross (the variants spread wider
+    than the tolerance)."""
     floor = int(tokens * (1 - tolerance))
-    offset, tried = 0, set()
+    aim = (tokens, floor + plan.reserve)
     low = high = 0
-    while len(tried) < MAX_STEPS and offset not in tried:
-        tried.add(offset)
-        blocks = plan.blocks(tokens + offset, floor + offset)
+    for _ in range(MAX_STEPS):
+        if aim[1] > aim[0]:
+            break
+        blocks, estimate = plan.blocks(*aim)
         low, high = measure(blocks)
         if low >= floor and high <= tokens:
             return blocks
-        if high == tokens:  # the variants spread wider than the tolerance
+        corrected = (tokens + estimate - high, floor + estimate - low)
+        if corrected == aim:
             break
-        offset += tokens - high
+        aim = corrected
+    closest = f"the closest: {low} to {high}" if high else f"the facts alone add {plan.reserve}"
     raise AssemblyError(
-        f"no cut puts every variant's request in [{floor}, {tokens}] tokens "
-        f"(the closest: {low} to {high})"
+        f"no cut puts every variant's request in [{floor}, {tokens}] tokens ({closest})"
     )
