@@ -54,6 +54,8 @@ class TokenCounts:
 
     tokenizer: Tokenizer
     _texts: dict[str, int] = field(default_factory=dict, repr=False)
+    _totals: dict[int, tuple[Corpus, int]] = field(default_factory=dict, repr=False)
+    """Each pool's estimated tokens, by the pool's id (the pool kept, so its id stays its)."""
 
     def request(self, question: str, context: str, answer: str | None) -> int:
         """Tokens of the harness request for ``question`` over ``context`` with ``answer``."""
@@ -71,12 +73,13 @@ class TokenCounts:
         return self.text(text) + self.text(HEADER)
 
     def fits(self, item: QAItem, corpus: Corpus, tokens: int, tolerance: float) -> bool:
-        """Whether the corpus holds enough distractors to fill ``item``'s level of ``tokens``."""
-        excluded = corpus.excluded(item)
-        have = sum(self.block(corpus.get(p).text) for p in item.supporting_ids)
-        have += sum(
-            self.block(p.text) for i, p in enumerate(corpus.passages) if i not in excluded
-        )
+        """Whether the corpus holds enough distractors to fill ``item``'s level of ``tokens``
+        (the pool's total counted once, less what the item excludes)."""
+        if id(corpus) not in self._totals:
+            self._totals[id(corpus)] = (corpus, sum(self.block(p.text) for p in corpus.passages))
+        have = self._totals[id(corpus)][1]
+        have -= sum(self.block(corpus.passages[i].text) for i in corpus.excluded(item))
+        have += sum(self.block(corpus.get(p).text) for p in item.supporting_ids)
         return have >= tokens * (1 - tolerance)
 
 
@@ -109,14 +112,14 @@ class Plan:
             self.sums.append(self.sums[-1] + self.counts.block(self.corpus.passages[i].text))
 
     def blocks(self, budget: int, floor: int) -> tuple[list[Block], int]:
-        """The plan whose estimate lands in ``[floor, budget]`` tokens, and that estimate;
-        :class:`AssemblyError` when the supporting passages alone pass ``budget`` or the corpus
-        cannot reach ``floor``."""
+        """The plan whose estimate lands in ``[floor, budget]`` tokens, and that estimate (the
+        next passage is cut only when :data:`MIN_PIECE` tokens fit); :class:`AssemblyError`
+        when the supporting passages alone pass ``budget`` or the corpus cannot reach
+        ``floor``."""
         room = budget - self.fixed
         if room < 0:
             raise AssemblyError(
-                f"the supporting passages and prompt alone take {self.fixed} tokens, "
-                f"over {budget}"
+                f"the supporting passages and prompt alone take {self.fixed} tokens, over {budget}"
             )
         self._read_past(room)
         whole = bisect_right(self.sums, room) - 1

@@ -133,3 +133,14 @@ def test_a_tokenizer_json_and_its_chat_template_are_dependencies_of_the_stage(
     ]
     result = CliRunner().invoke(app, ["check", "--params", str(tmp_path / "params.yaml")])
     assert "lveval" not in result.output  # a readable tokenizer.json passes the check
+
+
+def test_items_whose_pool_cannot_fill_the_largest_level_in_tokens_are_dropped_first(
+    params: Params, snapshot_entries: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "lveval"
+    build(params, snapshot_entries, out, levels=["2k", "128k"])  # the snapshot has ~65k words
+    drops = pq.read_table(out / "drops.parquet").to_pylist()
+    small = [d for d in drops if d["reason"] == "corpus_too_small"]
+    assert small and pq.read_table(out / "qa.parquet").num_rows == 0
+    assert small[0]["detail"] == "the corpus cannot fill 131072 cl100k_base tokens around this item"
