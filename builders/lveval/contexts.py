@@ -32,10 +32,22 @@ _LEVEL = re.compile(r"^(\d+)([kK]?)$")
 
 def level_words(label: str) -> int:
     """``16k`` -> 16,000 (LV-Eval's levels count thousands of words)."""
+    number, thousands = _level(label)
+    return number * (1000 if thousands else 1)
+
+
+def level_tokens(label: str) -> int:
+    """``16k`` -> 16,384 (a level in tokens counts thousands as 1,024, as context windows do)."""
+    number, thousands = _level(label)
+    return number * (1024 if thousands else 1)
+
+
+def _level(label: str) -> tuple[int, bool]:
+    """A level's number and whether it is in thousands (``k``)."""
     match = _LEVEL.match(label.strip())
     if not match:
-        raise ValueError(f"length level {label!r} is not a number of words such as 16k or 2500")
-    return int(match[1]) * (1000 if match[2] else 1)
+        raise ValueError(f"length level {label!r} is not a size such as 16k or 2500")
+    return int(match[1]), bool(match[2])
 
 
 class AssemblyError(ValueError):
@@ -122,14 +134,19 @@ class Corpus:
         return (int(candidates[k]) for k in shuffled_positions(len(candidates), rng))
 
 
+def word_ends(text: str, language: str) -> Iterator[int]:
+    """Where each word (character for Chinese) of ``text`` ends."""
+    pattern = r"\S" if language == "zh" else r"\S+"
+    return (match.end() for match in re.finditer(pattern, text))
+
+
 def _prefix(text: str, n: int, language: str) -> str:
     """The first ``n`` words (characters for Chinese) of ``text``, verbatim."""
-    pattern = r"\S" if language == "zh" else r"\S+"
     end = 0
-    for k, match in enumerate(re.finditer(pattern, text)):
+    for k, at in enumerate(word_ends(text, language)):
         if k == n:
             break
-        end = match.end()
+        end = at
     return text[:end]
 
 
@@ -146,7 +163,7 @@ def _cut(text: str, n: int, language: str, floor: int) -> str:
     return _prefix(text, n, language)
 
 
-def _support_block(passage: Passage, item: QAItem) -> Block:
+def support_block(passage: Passage, item: QAItem) -> Block:
     spans = sorted((e.start, e.end) for e in item.evidence if e.passage_id == passage.passage_id)
     segments: list[Segment] = []
     at = 0
@@ -199,10 +216,20 @@ def assemble(
             f"the corpus fills {total} of {words} words (tolerance {tolerance:.0%}); "
             "add documents or lower the level"
         )
-    slots = sorted((round(rng.random() * len(chosen)), k) for k in range(len(support)))
+    depths = [rng.random() for _ in support]
+    return place_support(chosen, [support_block(p, item) for p in support], depths)
+
+
+def place_support(
+    distractors: Sequence[Block], support: Sequence[Block], depths: Sequence[float]
+) -> list[Block]:
+    """``support[k]`` inserted among ``distractors`` at the fraction ``depths[k]`` of them
+    (rounded to a passage boundary; ties keep the support's order)."""
+    out = list(distractors)
+    slots = sorted((round(depth * len(distractors)), k) for k, depth in enumerate(depths))
     for shift, (slot, k) in enumerate(slots):
-        chosen.insert(slot + shift, _support_block(support[k], item))
-    return chosen
+        out.insert(slot + shift, support[k])
+    return out
 
 
 def insert_facts(

@@ -196,6 +196,16 @@ RECORD_SCHEMA = pa.schema(
     ]
 )
 
+TOKEN_RECORD_SCHEMA = RECORD_SCHEMA.append(
+    pa.field("level_tokens", pa.int64())
+).append(pa.field("tokenizer", pa.string())).append(pa.field("request_tokens", pa.int64()))
+"""Records of a build in tokens (``length_unit: tokens``): :data:`RECORD_SCHEMA` (``length``
+still LV-Eval's word count; ``level_words`` the level's label read in words, 128k as 128,000,
+so levels sort and plot as in word mode), then the level in tokens (128k: 131,072), the
+tokenizer's name and the tokens of the row's harness request (the shipped ``lveval/answer``
+prompt rendered with the context and question, framed as the tokenizer's chat, plus the first
+answer), which lands in ``[level_tokens x (1 - tolerance), level_tokens]``."""
+
 
 def drop(
     dataset: str, item_id: str, step: str, reason: str, detail: str = "", *, kind: str = "qa"

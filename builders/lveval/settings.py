@@ -85,6 +85,27 @@ class LVEvalSettings(Strict):
     tolerance: float = Field(
         0.05, gt=0, lt=1, description="A record's length lands in [level x (1 - tolerance), level]."
     )
+    length_unit: Literal["words", "tokens"] = Field(
+        "words",
+        description=(
+            "What a level counts. words: LV-Eval's own (16k = 16,000 words, characters for "
+            "Chinese, of the question, context and answers). tokens: 16k = 16,384 tokens of "
+            "lveval.tokenizer in the harness request (the shipped lveval/answer prompt with the "
+            "context and question, framed as the tokenizer's chat, plus the first answer); the "
+            "same items, passages, facts and rules, only the context is cut elsewhere. Records "
+            "then add level_tokens, tokenizer and request_tokens; level_words keeps the label "
+            "read in words (128k: 128,000), so levels sort and plot as in word mode."
+        ),
+    )
+    tokenizer: str = Field(
+        "cl100k_base",
+        description=(
+            "The tokenizer of length_unit: tokens: an OpenAI encoding (cl100k_base, o200k_base), "
+            "a tokenizer.json path (relative to params.yaml; its chat template beside it frames "
+            "the prompt; a DVC dependency of the stage), or NAME=SPEC. Checked whatever the "
+            "unit: an unknown name or an unreadable file fails at benchsmith check."
+        ),
+    )
     passage_words: StrictInt = Field(
         800, ge=50, description="Longer documents are split into passages of about this size."
     )

@@ -34,6 +34,7 @@ def stages_block() -> str:
         if stage.name == "publish":
             reads = ["every dataset's stage outputs and each stage's `stats.json`"]
         reads += [f"`{key}`" for key in stage.files]
+        reads += [f"`{key}` (a tokenizer.json path)" for key in stage.tokenizers]
         reads += [f"`{key}` settings" for key in stage.uses if key in SECTIONS]
         writes = [f"`{o}`" for o in stage.writes()]
         name = f"[`{stage.name}`](settings/{stage.name}.md)"

@@ -15,6 +15,7 @@ from typing import Any
 
 import yaml
 
+from benchsmith_scoring.tokens import TokenizerError, TokenizerSpec
 from pipelines.dag.closure import closure
 from pipelines.dag.spec import Stage
 from pipelines.dag.table import SHARED, STAGES
@@ -26,6 +27,8 @@ HEADER = (
 PROMPTS = Path("pipelines/prompts")
 SHIPPED_PROMPTS = Path("benchsmith_scoring/prompts")
 """Prompts of the cards' baselines, shipped with the scorers in every export."""
+TEMPLATE_FILES = ("tokenizer_config.json", "chat_template.jinja")
+"""Files beside a tokenizer.json that can hold its chat template (benchsmith_scoring.tokens)."""
 
 
 def code_deps(stage: Stage, root: Path) -> list[str]:
@@ -47,17 +50,25 @@ def params_of(stage: Stage) -> list[str]:
     return [k for k in keys if not any(k.startswith(f"{other}.") for other in keys)]
 
 
-def setting_files(stage: Stage, root: Path) -> list[str]:
-    """The files ``stage.setting_files`` finds in ``root/params.yaml`` (relative to ``root``
-    when inside it)."""
-    params = root / "params.yaml"
-    if stage.setting_files is None or not params.is_file():
-        return []
-    section = (yaml.safe_load(params.read_text("utf-8")) or {}).get(stage.name) or {}
-    top = root.resolve()
-    settings = stage.settings.model_validate(section, context={"root": top})
-    files = [p.resolve() for p in stage.setting_files(settings)]
-    return [(p.relative_to(top) if p.is_relative_to(top) else p).as_posix() for p in files]
+def tokenizer_deps(stage: Stage, root: Path) -> list[str]:
+    """The tokenizer files the stage's tokenizer settings name in ``root/params.yaml``: each
+    tokenizer.json, and its chat template files where they are (relative to ``root``)."""
+    params_file = root / "params.yaml"
+    params = yaml.safe_load(params_file.read_text("utf-8")) if params_file.is_file() else {}
+    deps: list[str] = []
+    for key in stage.tokenizers:
+        value: Any = params
+        for part in key.split("."):
+            value = value.get(part) if isinstance(value, dict) else None
+        for spec in [value] if isinstance(value, str) else value or []:
+            try:
+                path = TokenizerSpec.parse(str(spec)).path
+            except TokenizerError:
+                continue  # benchsmith check names it
+            if path is not None:
+                beside = [path.parent / name for name in TEMPLATE_FILES]
+                deps += [path.as_posix(), *(p.as_posix() for p in beside if (root / p).is_file())]
+    return deps
 
 
 def stage_entry(stage: Stage, root: Path) -> dict[str, Any]:
@@ -65,7 +76,7 @@ def stage_entry(stage: Stage, root: Path) -> dict[str, Any]:
     folder = stage.out
     deps = [i.under().as_posix() for i in stage.inputs]
     deps += [f"${{{key}}}" for key in stage.files]
-    deps += setting_files(stage, root)
+    deps += tokenizer_deps(stage, root)
     deps += [prompt_dep(p, root) for p in stage.prompts]
     deps += [*stage.data_deps, *code_deps(stage, root)]
     entry: dict[str, Any] = {

@@ -80,12 +80,13 @@ class Stage:
     """More ``params.yaml`` keys its outputs depend on (its own key always counts)."""
     files: tuple[str, ...] = ()
     """Input files named by settings, as dotted keys (``wiki.dump.path``); DVC interpolates them."""
+    tokenizers: tuple[str, ...] = ()
+    """Tokenizer settings, as dotted keys (``lveval.tokenizer``): the tokenizer.json a key names
+    in ``params.yaml`` (and the chat template files beside it) is a dependency, an OpenAI
+    encoding none; read when ``dvc.yaml`` is written (``benchsmith dag --write`` after changing
+    one)."""
     data_deps: tuple[str, ...] = ()
     """Other project folders it reads (card templates)."""
-    setting_files: Callable[[Any], list[Path]] | None = None
-    """Input files its settings name in a list, which DVC cannot interpolate (publish's
-    tokenizer.json files): a function of its settings, read from ``params.yaml`` when
-    ``dvc.yaml`` is written."""
 
     @property
     def out(self) -> Path:

@@ -154,11 +154,13 @@ _STAGES = (
         "pipelines.stages.lveval:run_lveval",
         inputs=(replace(ENTRIES, needed=lambda s: s.events.enabled),),
         outs=("qa.parquet", "records", "leval", "rules.jsonl", "drops.parquet"),
+        tokenizers=("lveval.tokenizer",),
         prompts=(
             "reask.j2",
             "lveval/questions.j2",
             "lveval/confusing_fact.j2",
             "lveval/keywords.j2",
+            "lveval/answer.j2",
         ),
         uses=("llm", "root", "releases"),
     ),
@@ -258,7 +260,7 @@ def _publish(stages: tuple[Stage, ...]) -> Stage:
         uses=("data", "root", "params_file", "releases"),
         # the scorers every export ships; earlier releases' records (benchsmith refresh)
         data_deps=("cards", "benchsmith_scoring", "releases"),
-        setting_files=PublishSettings.tokenizer_files,
+        tokenizers=("publish.tokenizers",),
     )
 
 

@@ -191,11 +191,6 @@ class PublishSettings(Strict):
         """The tokenizers of ``tokenizers``, loaded (once per process)."""
         return [load(spec) for spec in self.tokenizers]
 
-    def tokenizer_files(self) -> list[Path]:
-        """The tokenizer.json files ``tokenizers`` names (the publish stage's DVC deps)."""
-        specs = (TokenizerSpec.parse(spec) for spec in self.tokenizers)
-        return [spec.path for spec in specs if spec.path is not None]
-
     @property
     def prerelease(self) -> bool:
         """Whether the version carries a pre-release suffix."""

@@ -1,12 +1,14 @@
 """The ``lveval`` stage: LV-Eval-style sets built from the selected events (and any configured
 Hugging Face QA dataset), at every length level, in four variants.
 
-Writes ``qa.parquet`` (the verified QA items), ``records/<dataset>_<level>.parquet`` (every item
-at that level as clean, cfi, kpr and cfi_kpr records), ``leval/<dataset>_<level>.jsonl`` (the
+Writes ``qa.parquet`` (the verified QA items), ``records/<dataset>_<level>.parquet`` (every
+item at that level as clean, cfi, kpr and cfi_kpr records; with ``length_unit: tokens`` sized in
+tokens of ``lveval.tokenizer``, with three more columns), ``leval/<dataset>_<level>.jsonl`` (the
 same in L-Eval's layout), ``rules.jsonl`` (the proposed replacement rules, in the reviewed-rules
-format), ``drops.parquet`` (every item left out, with step and reason) and ``stats.json``; with
-``official_layout`` also ``official/<variant>/<name>_<level>.jsonl`` (LV-Eval's own layout, read
-back from the records in batches; not a DVC output).
+format), ``drops.parquet`` (every item left out, and every level an item cannot fill, with step
+and reason) and ``stats.json``; with ``official_layout`` also
+``official/<variant>/<name>_<level>.jsonl`` (LV-Eval's own layout, read back from the records in
+batches; not a DVC output).
 Records are streamed level by level and written in batches of at most ``write_buffer_mb`` of
 context text, so memory does not grow with the number of items. Each item's distractors, the
 names its confusing fact may swap in and the vocabulary its replacement names are checked
@@ -20,9 +22,10 @@ import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
-from builders.lveval.contexts import level_words
+from builders.lveval.contexts import level_tokens, level_words
 from builders.lveval.responders import responders
 from builders.lveval.settings import LVEvalSettings
+from builders.lveval.token_sizing import TokenCounts
 from builders.releases import Release
 from pipelines.llm import LLMClient, LLMSettings
 from pipelines.stage_run import stage_run
@@ -31,11 +34,13 @@ from pipelines.synthesis.lveval import event_questions, prepare
 from pipelines.synthesis.lveval_inputs import pool_use, read_inputs
 from pipelines.synthesis.lveval_outputs import (
     OFFICIAL,
+    write_drops,
     write_items,
     write_levels,
     write_official_layout,
 )
 from pipelines.synthesis.lveval_rules import reviewed_rules
+from pipelines.synthesis.lveval_settings import stage_tokenizer
 
 
 def run_lveval(
@@ -55,13 +60,19 @@ def run_lveval(
         client = LLMClient.from_settings(llm, responders=responders(settings.seed))
         if events:
             event_questions(client, events, settings, built)
-        sizes = {label: level_words(label) for label in settings.levels}
+        tokenizer = stage_tokenizer(settings, root)
+        tokens = None if tokenizer is None else TokenCounts(tokenizer)
+        size = level_words if tokens is None else level_tokens
+        sizes = {label: size(label) for label in settings.levels}
         reviewed = reviewed_rules(settings, root)
-        prepare(client, pools, settings, reviewed, max(sizes.values()), built)
+        prepare(client, pools, settings, reviewed, max(sizes.values()), built, tokens)
         run.extra["pools"] = pool_use(pools, built)
         run.client = client
         write_items(run.scratch, built, run.stats)
-        run.extra["levels"] = write_levels(run.scratch, built, pools, settings, sizes, run.stats)
+        run.extra["levels"] = write_levels(
+            run.scratch, built, pools, settings, sizes, run.stats, tokens
+        )
+        write_drops(run.scratch, built, run.stats)
         if settings.official_layout:
             write_official_layout(run.scratch, settings)
     if not settings.official_layout:

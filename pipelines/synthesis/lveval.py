@@ -18,6 +18,7 @@ from builders.lveval.qa import to_item
 from builders.lveval.records import Passage, QAItem, Rule, drop
 from builders.lveval.settings import LVEvalSettings
 from builders.lveval.text import length
+from builders.lveval.token_sizing import TokenCounts
 from pipelines.llm import Ask, Limits, LLMClient
 
 
@@ -129,15 +130,23 @@ def prepare(
     reviewed: Sequence[Rule],
     largest: int,
     out: Built,
+    tokens: TokenCounts | None = None,
 ) -> None:
     """Confusing fact and replacement rules for every item, each from its own distractor pool
-    (names to swap in, vocabulary to check against); items failing a check are dropped."""
+    (names to swap in, vocabulary to check against); items failing a check are dropped, and so
+    are items whose pool cannot fill the ``largest`` level (words, or tokens of ``tokens``)."""
     items = []
+    unit = "words" if tokens is None else f"{tokens.tokenizer.name} tokens"
     for item in dict.fromkeys(out.items):
-        if fits(item, pools.of(item).corpus, largest, settings.tolerance):
+        corpus = pools.of(item).corpus
+        if tokens is None:
+            ok = fits(item, corpus, largest, settings.tolerance)
+        else:
+            ok = tokens.fits(item, corpus, largest, settings.tolerance)
+        if ok:
             items.append(item)
         else:
-            detail = f"the corpus cannot fill {largest} words around this item"
+            detail = f"the corpus cannot fill {largest} {unit} around this item"
             out.drops.append(drop(item.dataset, item.qa_id, "assembly", "corpus_too_small", detail))
     fact_asks = [
         Ask(

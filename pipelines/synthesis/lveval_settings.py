@@ -1,11 +1,15 @@
-"""The ``lveval`` stage's settings: the builder's, with the reviewed-rules file checked when
-``params.yaml`` loads (relative to its folder)."""
+"""The ``lveval`` stage's settings: the builder's, with the reviewed-rules file and the tokenizer
+checked when ``params.yaml`` loads (relative to its folder)."""
 
 from __future__ import annotations
 
-from pydantic import Field
+from pathlib import Path
 
+from pydantic import Field, ValidationInfo, field_validator
+
+from benchsmith_scoring.tokens import Tokenizer, TokenizerError, TokenizerSpec, load
 from builders.lveval.settings import KPRSettings, LVEvalSettings
+from pipelines.errors import ParamsError
 from pipelines.paths import InputFile
 
 
@@ -25,3 +29,32 @@ class LVEvalStageSettings(LVEvalSettings):
     """The ``lveval`` key of ``params.yaml``."""
 
     kpr: KPRFiles = Field(default_factory=KPRFiles)
+
+    @field_validator("tokenizer")
+    @classmethod
+    def _tokenizer(cls, value: str, info: ValidationInfo) -> str:
+        """An OpenAI encoding's name (not loaded: that takes most of a second), or a readable
+        tokenizer.json (loaded once per process)."""
+        try:
+            spec = TokenizerSpec.parse(value, _root(info))
+            if spec.path is not None:
+                load(spec)
+        except TokenizerError as exc:
+            raise ValueError(str(exc)) from None
+        return value
+
+
+def _root(info: ValidationInfo) -> Path | None:
+    root = (info.context or {}).get("root")
+    return None if root is None else Path(root)
+
+
+def stage_tokenizer(settings: LVEvalSettings, root: Path) -> Tokenizer | None:
+    """The tokenizer levels are counted in (``length_unit: tokens``), its path relative to
+    ``root`` (the folder of params.yaml); None in word mode."""
+    if settings.length_unit != "tokens":
+        return None
+    try:
+        return load(settings.tokenizer, root)
+    except TokenizerError as exc:
+        raise ParamsError(f"[lveval -> tokenizer] {exc}") from None

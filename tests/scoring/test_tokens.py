@@ -61,6 +61,7 @@ def test_smollm2_counts_by_lines_equal_whole_text(smollm2: Path, texts: list[str
 
 def test_a_passage_recurring_is_counted_once() -> None:
     tokenizer = tokens.load("o200k_base")
+    tokenizer._line.cache_clear()  # other tests count these lines too
     passage = "Flood waters rose over the bank.\nCrews worked through the night.\n"
     tokenizer.count(f"### Passage 1\n{passage}")
     before = tokenizer._line.cache_info()

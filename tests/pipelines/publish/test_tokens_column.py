@@ -17,7 +17,7 @@ import yaml
 
 from benchsmith_scoring import harness
 from benchsmith_scoring.tokens import chat_template
-from pipelines.dag.dvc_yaml import setting_files
+from pipelines.dag.dvc_yaml import tokenizer_deps
 from pipelines.dag.table import STAGES
 from pipelines.errors import ParamsError
 from pipelines.publish.card import field_docs
@@ -243,9 +243,13 @@ def test_a_tokenizer_path_is_read_from_params_folder_and_is_a_publish_dependency
         ("cl100k_base", "openai-chat"),
         ("smol", "chat-template"),
     ]
-    assert params.publish.tokenizer_files() == [tmp_path / "tok" / "tokenizer.json"]
-    assert setting_files(STAGES["publish"], tmp_path) == ["tok/tokenizer.json"]
-    assert setting_files(STAGES["publish"], ROOT) == []  # the defaults are encodings
+    # the tokenizer and the chat template files beside it
+    assert tokenizer_deps(STAGES["publish"], tmp_path) == [
+        "tok/tokenizer.json",
+        "tok/tokenizer_config.json",
+        "tok/chat_template.jinja",
+    ]
+    assert tokenizer_deps(STAGES["publish"], ROOT) == []  # the defaults are encodings
 
 
 def _folders(dataset: Path, config: ConfigSpec) -> list[Path]:
