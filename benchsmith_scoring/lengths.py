@@ -27,7 +27,7 @@ import json
 import logging
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
@@ -164,6 +164,22 @@ class LengthPolicy:
             raise ValueError("overlength 'truncate' needs max_length, the window to cut to")
         return cls(window, str(tokenizer) if tokenizer else None, policy)
 
+    def for_bins(self, published: Mapping[str, Any] | None) -> LengthPolicy:
+        """The policy, without its tokenizer when it only decides bins (no window) and it can
+        neither be read from ``published`` (a row's ``tokens``) nor loaded: lm-eval passes
+        ``--model_args`` to the loader too, where ``tokenizer=`` often names a Hub model for
+        the harness's own use. The export's first published tokenizer decides the bins then."""
+        if self.max_length is not None or self.tokenizer is None:
+            return self
+        try:
+            name = tokens.TokenizerSpec.parse(self.tokenizer).name
+            if not (published and name in published):
+                tokens.load(self.tokenizer)
+        except tokens.TokenizerError as exc:
+            logger.warning("benchsmith lengths: bins in the published counts, not %s", exc)
+            return replace(self, tokenizer=None)
+        return self
+
     def name(self, published: Mapping[str, Any] | None) -> str | None:
         """The tokenizer that decides fit and bin: the chosen one's name, else the first one
         ``published`` (a row's ``tokens``) holds."""
@@ -282,7 +298,9 @@ def measure(
     """Each row's length and fate under ``policy``: ``published`` holds the rows' ``tokens``
     (None where a row has none), ``row_at`` reads a whole row, only when it must be counted or
     cut. Returns the rows' lengths and the config's report."""
-    name = policy.name(next((p for p in published if p), None))
+    first = next((p for p in published if p), None)
+    policy = policy.for_bins(first)
+    name = policy.name(first)
     report = LengthReport(config, name, policy.max_length, policy.overlength, rows=len(published))
     lengths = [RowLength(i) for i in range(len(published))]
     skipped_bins: Counter[str] = Counter()

@@ -155,6 +155,25 @@ def test_a_row_beyond_the_last_bin_gets_none_and_is_still_measured_against_the_w
     assert report.kept_bins == {"gt_0_le_8k": 1}
 
 
+def test_a_hub_model_named_as_tokenizer_without_a_window_leaves_the_bins_to_the_export(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # lm-eval hands --model_args to the loader too: tokenizer=<hub id> is the harness's own
+    published = [{"cl100k_base": 9000}, {"cl100k_base": 10}]
+    policy = LengthPolicy.from_options(None, "meta-llama/Llama-3.1-8B-Instruct")
+    lengths, report = measure(published, unread, policy, harness.lveval_prompt, "answer", "c")
+    assert report.tokenizer == "cl100k_base"
+    assert [length.upper for length in lengths] == [16384, 8192]
+    assert "bins in the published counts" in caplog.text
+    # with a window, the tokenizer it is counted in must be readable
+    with pytest.raises(tokens.TokenizerError, match="no tokenizer file"):
+        measure(
+            published, lambda i: {"context": "x", "question": "q", "answer": "a"},
+            LengthPolicy.from_options(4096, "meta-llama/Llama-3.1-8B-Instruct"),
+            harness.lveval_prompt, "answer", "c",
+        )  # fmt: skip
+
+
 def test_rows_without_counts_and_without_a_tokenizer_get_no_bin() -> None:
     lengths, report = measure([None, None], unread, LengthPolicy(), harness.lveval_prompt, "a", "c")
     assert report.tokenizer is None
