@@ -171,8 +171,14 @@ def test_the_card_names_tokenizers_framing_and_each_level_in_each_tokenizer(hub_
             n = sorted(c[name] for c in counts)
             cells.append(f"{n[0]:,} / {round(st.median(n)):,} / {n[-1]:,}")
         assert f"| {folder.name} | {len(counts)} | {cells[0]} | {cells[1]} |" in section
+    # how to run the tasks with a window: both harnesses, in the first tokenizer
+    assert """`--metadata '{"max_length": 8192, "tokenizer": "cl100k_base"}'`""" in section
+    assert "`-T max_length=8192 -T tokenizer=cl100k_base`" in section
     haystacks = (hub_export / "summhay" / "README.md").read_text()
     assert "- `haystacks`: the haystack as one text" in haystacks
+    summhay = haystacks[haystacks.index("## Lengths in tokens") : haystacks.index("## Statistics")]
+    assert "lm-eval with" not in summhay  # SummHay has Inspect tasks only
+    assert "Inspect AI with `-T max_length=8192" in summhay
 
 
 def test_the_manifest_records_each_tokenizer_and_its_framing(hub_export):
