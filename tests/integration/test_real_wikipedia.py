@@ -257,15 +257,20 @@ AT = datetime(2026, 11, 1, tzinfo=UTC)
 """One read time for reads that are compared."""
 
 
+@pytest.fixture(scope="module")
+def full(enwiki: Path) -> dict[str, Article]:
+    """Every page of the real dump read whole at :data:`AT`, by title."""
+    return {a.title: a for a in read_dump(enwiki, skip_sections=[], read_at=AT)}
+
+
 def test_the_real_dump_repacked_as_multistream_reads_its_candidates_alone(
-    enwiki: Path, tmp_path: Path
+    enwiki: Path, full: dict[str, Article], tmp_path: Path
 ) -> None:
     plain = tmp_path / "enwiki.xml"
     plain.write_bytes(bz2.decompress(enwiki.read_bytes()))
     header, pages = split_export(plain)
     dump, index = tmp_path / "multistream.xml.bz2", tmp_path / "index.txt.bz2"
     streams = write_multistream(header, pages, dump, index)
-    full = {a.title: a for a in read_dump(enwiki, skip_sections=[], read_at=AT)}
     titles = ["Anarchism", "Albert Einstein", "Alabama", "Abraham Lincoln", "Aristotle"]
     lookup = find_in_index(index, [*titles, "Not in this dump"])
     stats = StreamStats()
@@ -279,9 +284,8 @@ def test_the_real_dump_repacked_as_multistream_reads_its_candidates_alone(
 
 
 def test_redirects_and_non_articles_of_the_real_dump_are_dropped_unparsed_as_the_rules_would(
-    enwiki: Path, params
+    enwiki: Path, full: dict[str, Article], params
 ) -> None:
-    full = {a.title: a for a in read_dump(enwiki, skip_sections=[], read_at=AT)}
     read = list(read_dump(enwiki, skip_sections=[], read_at=AT, cheap_rules_first=True))
     unparsed = [d for d in read if isinstance(d, Drop)]
     assert len(unparsed) >= 99  # the dump's 99 redirects at least
