@@ -43,11 +43,30 @@ from typing import Any
 OPENAI_ENCODINGS = ("cl100k_base", "o200k_base")
 OPENAI_MESSAGE_TOKENS = 3
 """Tokens OpenAI's chat format adds per message, and again to prime the reply."""
-BOUNDARIES = (re.compile(r"(?<=\n)(?=[^\s/])"), re.compile(r"(?<=.)(?=\n[^\s/])", re.DOTALL))
-"""Where a text can be cut for counting by lines: after a run of line breaks (cl100k-style), or
-before its last break (GPT-2-style); both only where a character follows that no split pattern
-joins to the breaks before it (not a space, and not ``/``, which o200k's punctuation pieces
-take across a line break)."""
+LINE_START = re.compile(r"\n(?=[^\s/])")
+"""A line break followed by a character that no split pattern joins to the breaks before it (not
+a space, and not ``/``, which o200k's punctuation pieces take across a line break)."""
+
+
+@dataclass(frozen=True)
+class Boundary:
+    """Where a text is cut for counting by lines, at each :data:`LINE_START`: after the break
+    (cl100k-style patterns keep a run of breaks with the line before) or before it (GPT-2-style
+    ones give a run's last break to the line after)."""
+
+    name: str
+    after: bool
+
+    def cuts(self, text: str) -> Iterator[int]:
+        """The offsets where ``text`` is cut (never 0 nor its length)."""
+        for match in LINE_START.finditer(text):
+            at = match.end() if self.after else match.start()
+            if at:
+                yield at
+
+
+BOUNDARIES = (Boundary("after the line break", True), Boundary("before the line break", False))
+"""The cuts tried, in order, when a tokenizer loads."""
 WORD_BOUNDARY = re.compile(r"(?<=[^\s])(?= [^\s])")
 """Where an over-long line is cut further: before a space that starts a word."""
 MAX_PIECE_CHARS = 100_000
@@ -115,7 +134,7 @@ class Tokenizer:
     """Token ids of a piece of text (no special tokens added; special-token text is parsed only
     by a chat template's tokenizer)."""
     decode: Callable[[list[int]], str] = field(repr=False)
-    boundary: re.Pattern[str] | None = field(default=None, repr=False)
+    boundary: Boundary | None = field(default=None, repr=False)
     """Where texts are cut to count them a line at a time (None: counted whole), chosen from
     :data:`BOUNDARIES` on :data:`PROBES` when loaded."""
     template: Callable[[list[Mapping[str, str]]], str] | None = field(default=None, repr=False)
@@ -157,27 +176,35 @@ class Tokenizer:
             return self.encode(text)
         return [i for piece in pieces(text, self.boundary) for i in self.encode(piece)]
 
-    def _summed(self, text: str, boundary: re.Pattern[str]) -> int:
+    def _summed(self, text: str, boundary: Boundary) -> int:
         return sum(self._line(piece) for piece in pieces(text, boundary))
 
     def _whole(self, text: str) -> int:
         return len(self.encode(text)) if text else 0
 
 
-def pieces(text: str, boundary: re.Pattern[str]) -> Iterator[str]:
+def pieces(text: str, boundary: Boundary) -> Iterator[str]:
     """``text`` cut at ``boundary``, lines longer than :data:`MAX_PIECE_CHARS` cut further at
     :data:`WORD_BOUNDARY`; the pieces join back to ``text``."""
-    for line in boundary.split(text):
-        if len(line) <= MAX_PIECE_CHARS:
-            if line:
-                yield line
-            continue
-        start = 0
-        for match in WORD_BOUNDARY.finditer(line):
-            if match.start() - start >= MAX_PIECE_CHARS:
-                yield line[start : match.start()]
-                start = match.start()
-        yield line[start:]
+    start = 0
+    for end in (*boundary.cuts(text), len(text)):
+        if end - start <= MAX_PIECE_CHARS:
+            if end > start:
+                yield text[start:end]
+        else:
+            yield from _words(text[start:end])
+        start = end
+
+
+def _words(line: str) -> Iterator[str]:
+    """An over-long line cut at :data:`WORD_BOUNDARY` into pieces of about
+    :data:`MAX_PIECE_CHARS`."""
+    start = 0
+    for match in WORD_BOUNDARY.finditer(line):
+        if match.start() - start >= MAX_PIECE_CHARS:
+            yield line[start : match.start()]
+            start = match.start()
+    yield line[start:]
 
 
 def load(spec: str | TokenizerSpec, root: Path | None = None) -> Tokenizer:
