@@ -34,14 +34,14 @@ def write_documents(path: Path, texts: list[str]) -> None:
 @pytest.fixture()
 def chunked(tmp_path: Path, passages: list[str]) -> Path:
     docs = tmp_path / "documents.parquet"
-    write_documents(docs, passages[:40])
+    write_documents(docs, passages[:20])
     stats = run_chunk(
         ChunkSettings(size=64, overlap=8),
         documents=docs,
         haystacks=tmp_path / "absent.parquet",
         out=tmp_path / "chunk",
     )
-    assert stats.counts["documents"] == 41 and stats.dropped == {"whitespace_only": 1}
+    assert stats.counts["documents"] == 21 and stats.dropped == {"whitespace_only": 1}
     return tmp_path / "chunk" / "chunks.parquet"
 
 
