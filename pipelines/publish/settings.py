@@ -125,8 +125,8 @@ class PublishSettings(Strict):
         default_factory=lambda: ["cl100k_base", "o200k_base"],
         description=(
             "Tokenizers whose counts every long-context config publishes in its `tokens` column "
-            "(one field per name, in this order): an OpenAI encoding (cl100k_base, o200k_base, "
-            "p50k_base, r50k_base, gpt2), a tokenizer.json path (relative to params.yaml; its chat "
+            "(one field per name, in this order): an OpenAI encoding (cl100k_base or "
+            "o200k_base), a tokenizer.json path (relative to params.yaml; its chat "
             "template beside it frames the prompt; `benchsmith dag --write` lists it in dvc.yaml "
             "as a dependency of publish), or NAME=SPEC to choose the name."
         ),
