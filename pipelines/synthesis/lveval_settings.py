@@ -7,10 +7,11 @@ from pathlib import Path
 
 from pydantic import Field, ValidationInfo, field_validator
 
-from benchsmith_scoring.tokens import Tokenizer, TokenizerError, TokenizerSpec, load
+from benchsmith_scoring.tokens import Tokenizer, TokenizerError, load
 from builders.lveval.settings import KPRSettings, LVEvalSettings
 from pipelines.errors import ParamsError
 from pipelines.paths import InputFile
+from pipelines.tokenizer_settings import check_tokenizer
 
 
 class KPRFiles(KPRSettings):
@@ -33,20 +34,7 @@ class LVEvalStageSettings(LVEvalSettings):
     @field_validator("tokenizer")
     @classmethod
     def _tokenizer(cls, value: str, info: ValidationInfo) -> str:
-        """An OpenAI encoding's name (not loaded: that takes most of a second), or a readable
-        tokenizer.json (loaded once per process)."""
-        try:
-            spec = TokenizerSpec.parse(value, _root(info))
-            if spec.path is not None:
-                load(spec)
-        except TokenizerError as exc:
-            raise ValueError(str(exc)) from None
-        return value
-
-
-def _root(info: ValidationInfo) -> Path | None:
-    root = (info.context or {}).get("root")
-    return None if root is None else Path(root)
+        return check_tokenizer(value, info)
 
 
 def stage_tokenizer(settings: LVEvalSettings, root: Path) -> Tokenizer | None:
