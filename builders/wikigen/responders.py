@@ -5,6 +5,15 @@ share most keywords with the topic (and section), citing the document each came 
 planner names a section after each of the words most documents share beyond the title's. The
 entailment judge is lexical: a document entails a sentence when it holds every number and
 capitalised name of the sentence and most of its keywords.
+
+The writing and informativeness judges are **stand-ins**, not judgments: deterministic counts
+mapped onto each score's scale, answered in the paper's reply formats so that the readers run
+as they do on a model's replies. Fluency is the share of sentences of 5 to 40 words that end
+with a stop; Info a point per 8 distinct numbers and names (at most 5); Outline a point per
+distinct heading (at most 5); Organization 1 plus a point per section beyond the first; Focus
+1 plus 4 times the share of sentences that share a keyword with the title; Coverage 1 plus a
+point per 150 words. Faithfulness is always 3. Their figures say nothing about an article's
+quality; they only keep ``make repro`` offline.
 """
 
 from __future__ import annotations
@@ -18,6 +27,7 @@ from typing import Any
 from builders.text import keywords, sentences, specific_tokens
 
 _ENDED = re.compile(r"[.!?][\"')\u201d]*$")
+_HEADING = re.compile(r"^[ \t]*={2,}[^=\n]+={2,}[ \t]*$", re.M)
 KEYWORD_SHARE = 0.6
 """Share of a sentence's keywords the judge wants in the document."""
 
@@ -77,6 +87,45 @@ def entails(v: Mapping[str, Any]) -> str:
     return json.dumps({"entails": bool(holds and shared >= KEYWORD_SHARE)})
 
 
+def _sentences_of(text: str) -> list[str]:
+    return [" ".join(text[a:b].split()) for a, b in sentences(text)]
+
+
+def _plain(text: str) -> list[str]:
+    """The sentences of a judged article, its ``==Heading==`` lines left out."""
+    return [s for s in _sentences_of(text) if not s.startswith("==")]
+
+
+def rate_quality(v: Mapping[str, Any]) -> str:
+    """``wikigen/quality`` stand-in: fluency from well-formed sentences, info from names."""
+    found = _plain(v["article"])
+    fine = [s for s in found if 5 <= len(s.split()) <= 40 and _ENDED.search(s)]
+    fluency = round(5 * len(fine) / len(found)) if found else 0
+    info = min(5, len(specific_tokens(v["article"])) // 8)
+    return f"Fluency: {fluency}, Informativeness: {info}, Faithfulness: 3"
+
+
+def rate_outline(v: Mapping[str, Any]) -> str:
+    """``wikigen/outline_score`` stand-in: a point per distinct heading, at most 5."""
+    return str(min(5, len({h.lower() for h in v["headings"]})))
+
+
+def grade_rubric(v: Mapping[str, Any]) -> str:
+    """``wikigen/rubric`` stand-in: Organization from sections, Focus from on-title sentences,
+    Coverage from length."""
+    text, criterion = v["response"], v["criterion"]
+    if criterion == "organization":
+        grade = 1 + min(4, max(0, len(_HEADING.findall(text)) - 1))
+    elif criterion == "focus":
+        title = keywords(v["instruction"].rsplit(":", 1)[-1])
+        found = _plain(text)
+        share = sum(1 for s in found if keywords(s) & title) / len(found) if found else 0.0
+        grade = 1 + round(4 * share)
+    else:
+        grade = 1 + min(4, len(text.split()) // 150)
+    return f"Stand-in grade for {criterion}, counted, not judged. [RESULT] {grade}"
+
+
 def responders() -> dict[str, Any]:
     """Every WikiGenBench baseline prompt's template responder."""
     return {
@@ -84,4 +133,7 @@ def responders() -> dict[str, Any]:
         "wikigen/outline": plan_outline,
         "wikigen/section": write_section,
         "wikigen/entails": entails,
+        "wikigen/quality": rate_quality,
+        "wikigen/outline_score": rate_outline,
+        "wikigen/rubric": grade_rubric,
     }

@@ -15,7 +15,7 @@ its chunks contain, a bound on what any reader of that context could state.
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +27,7 @@ import pyarrow.parquet as pq
 from pydantic import BaseModel
 
 from benchsmith_scoring.leval.metrics import rouge
+from benchsmith_scoring.wikigen_judges import SCORES, column, mean_scores
 from builders.ranking import fill_context
 from builders.text import specific_tokens
 from builders.wikigen.generation import (
@@ -42,6 +43,7 @@ from builders.wikigen.records import Entry
 from pipelines.embed.records import Chunk
 from pipelines.errors import MissingInputError
 from pipelines.evaluation.wikigen_baselines_settings import WikigenBaselines
+from pipelines.evaluation.wikigen_judges import Judged, judge_articles
 from pipelines.llm import Ask, LLMClient, Outcome, TextAnswer
 from pipelines.retrieval.rankers import Ranker
 
@@ -239,8 +241,18 @@ def _failed(article: Article, outcome: Outcome[Any], where: str = "") -> bool:
     return True
 
 
-def judge(client: LLMClient, articles: Sequence[Article]) -> Iterable[dict[str, Any]]:
-    """Judge every citation of every article and score it; one row per article."""
+def judge(
+    client: LLMClient, articles: Sequence[Article], scores: Sequence[str] = ()
+) -> Iterable[dict[str, Any]]:
+    """Judge every citation of every article, and its writing and informativeness ``scores``
+    (:mod:`.wikigen_judges`), and score it; one row per article."""
+    written = [a for a in articles if not a.error]
+    judged = judge_articles(
+        client,
+        [Judged(a.entry.title, a.text, a.headings if a.method == "prr" else None) for a in written],
+        scores,
+    )
+    by_article = {id(a): j for a, j in zip(written, judged, strict=True)}
     asks = [
         entails_ask(a.chunks[c].text, claim.text)
         for a in articles
@@ -272,15 +284,16 @@ def judge(client: LLMClient, articles: Sequence[Article]) -> Iterable[dict[str, 
                 failures += outcome is not None and not outcome.ok
                 marks.append(bool(outcome and outcome.ok and outcome.value.entails))
             supported.append(marks)
-        scores = citation_scores(a.found, supported)
+        cites = citation_scores(a.found, supported)
+        rated = by_article[id(a)]
         yield row | {
             "status": "ok",
             "reason": f"{failures} judge answers failed" if failures else "",
-            "sentences": scores.sentences,
-            "cited_sentences": scores.cited_sentences,
-            "citation_recall": scores.recall,
-            "citation_precision": scores.precision,
-            "citation_rate": scores.rate,
+            "sentences": cites.sentences,
+            "cited_sentences": cites.cited_sentences,
+            "citation_recall": cites.recall,
+            "citation_precision": cites.precision,
+            "citation_rate": cites.rate,
             "rouge_l": rouge(a.text, a.entry.reference, stem=True).rougeL,
             "words": sum(c.words for c in a.found),
             "sections": len({c.section for c in a.found}),
@@ -288,6 +301,8 @@ def judge(client: LLMClient, articles: Sequence[Article]) -> Iterable[dict[str, 
                 {"section": c.section, "text": c.text, "cited": list(c.cited), "supported": m}
                 for c, m in zip(a.found, supported, strict=True)
             ],
+            **rated.scores,
+            "failed_scores": rated.failed,
         }
 
 
@@ -311,6 +326,11 @@ ARTICLE_SCHEMA = pa.schema(
         pa.field("rouge_l", pa.float64()),
         pa.field("words", pa.int32()),
         pa.field("sections", pa.int32()),
+        *(pa.field(column(name), pa.int8()) for name in SCORES),
+        pa.field(
+            "failed_scores",
+            pa.list_(pa.struct([pa.field("score", pa.string()), pa.field("reason", pa.string())])),
+        ),
         pa.field(
             "claims",
             pa.list_(
@@ -343,8 +363,11 @@ RETRIEVAL_SCHEMA = pa.schema(
 ARTICLE_SCORES = ("citation_recall", "citation_precision", "citation_rate", "rouge_l")
 
 
-def average_articles(rows: Sequence[dict[str, Any]]) -> dict[str, dict[str, dict[str, Any]]]:
-    """Per method and reranker: article counts, mean scores (x100), words and sections."""
+def average_articles(
+    rows: Sequence[dict[str, Any]], judged: Sequence[str] = ()
+) -> dict[str, dict[str, dict[str, Any]]]:
+    """Per method and reranker: article counts, mean scores (x100), words and sections, and the
+    ``judged`` scores' means on their own scale with how many failed."""
     groups: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
     for row in rows:
         groups[(row["method"], row["retriever"])].append(row)
@@ -354,6 +377,10 @@ def average_articles(rows: Sequence[dict[str, Any]]) -> dict[str, dict[str, dict
         entry: dict[str, Any] = {"articles": len(ok), "failed": len(mine) - len(ok)}
         for key in ARTICLE_SCORES:
             entry[key] = round(100 * fmean(r[key] for r in ok), 2) if ok else 0.0
+        if judged:
+            entry |= mean_scores(ok, judged)
+            failed = Counter(f["score"] for r in ok for f in r.get("failed_scores") or ())
+            entry["failed_scores"] = {column(name): failed[name] for name in judged}
         for key in ("words", "sections"):
             entry[key] = round(fmean(r[key] for r in ok), 1) if ok else 0.0
         out[method][retriever] = entry

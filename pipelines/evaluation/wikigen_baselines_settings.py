@@ -7,8 +7,11 @@ from typing import Literal
 
 from pydantic import Field, StrictInt
 
+from benchsmith_scoring.wikigen_judges import SCORES
 from builders.settings import Strict
 from pipelines.retrieval.settings import RetrieverName
+
+JudgedScore = Literal["fluency", "info", "outline", "organization", "focus", "coverage"]
 
 
 class WikigenBaselines(Strict):
@@ -37,5 +40,11 @@ class WikigenBaselines(Strict):
         True,
         description="Also write articles through the LLM layer and score their citations; "
         "off: retrieval only.",
+    )
+    judge_scores: list[JudgedScore] = Field(
+        default_factory=lambda: list(SCORES),
+        description="WikiGenBench's judged writing and informativeness scores of every written "
+        "article: fluency and info (0-5, one call with the paper's prompt), outline (0-5), "
+        "organization, focus and coverage (1-5, Prometheus 2's rubric grading); empty: none.",
     )
     splits: list[str] | None = Field(None, description="Entry splits to run on; unset: all.")

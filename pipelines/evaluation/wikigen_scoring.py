@@ -99,7 +99,7 @@ def write_and_judge(
     with TableWriter(path, ARTICLE_SCHEMA, batch_rows=32) as written:
         if client is not None:
             articles = write_articles(client, entries, reranked.titles, ranks, s)
-            for row in judge(client, articles):
+            for row in judge(client, articles, s.judge_scores):
                 written.write(row)
                 rows.append({k: v for k, v in row.items() if k != "claims"})
                 stats.count_status(row, "articles", "article")
@@ -129,5 +129,5 @@ def wikigen_metrics(
         },
     }
     if answered:
-        metrics["articles"] = average_articles(article_rows)
+        metrics["articles"] = average_articles(article_rows, s.judge_scores)
     return metrics

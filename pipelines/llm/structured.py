@@ -70,11 +70,18 @@ def _describe(exc: ValidationError) -> str:
 
 
 def parse_answer(text: str, schema: type[T], check: Check | None = None) -> T:
-    """Validate ``text`` against ``schema`` and ``check``; :class:`AnswerError` if unusable."""
+    """Validate ``text`` against ``schema`` and ``check``; :class:`AnswerError` if unusable.
+
+    A schema with a ``from_reply(text)`` class method reads the reply itself (raising
+    :class:`AnswerError`); any other finds the reply's JSON and validates it."""
     if schema is TextAnswer:
         if not text.strip():
             raise AnswerError("the answer is empty")
         answer = schema(text=text.strip())
+    elif (reader := getattr(schema, "from_reply", None)) is not None:
+        # an answer that reads its own reply (a judge's "Fluency: 4" as the paper's regular
+        # expressions read it, or its JSON under a structured response format)
+        answer = reader(text)
     else:
         value = find_json(text)
         if isinstance(value, list) and len(schema.model_fields) == 1:

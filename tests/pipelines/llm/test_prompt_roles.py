@@ -131,6 +131,22 @@ VARIABLES: dict[str, list[dict[str, Any]]] = {
     "wikigen/outline": [
         {"title": "Tessel Pass rail accident", "documents": DOCUMENTS, "sections": 6}
     ],
+    "wikigen/quality": [
+        {"title": "Tessel Pass rail accident", "article": "==Background==\nThe line opened."}
+    ],
+    "wikigen/outline_score": [
+        {"title": "Tessel Pass rail accident", "headings": ["Background", "Aftermath"]},
+        {"title": "Tessel Pass rail accident", "headings": []},
+    ],
+    "wikigen/rubric": [
+        {
+            "instruction": "You are a Wikipedia editor. Your task is write a wikipedia page for "
+            "the topic: Tessel Pass rail accident",
+            "response": "==Background==\nThe line opened.",
+            "rubric": "[Coherence and Organization: Is it organised?]\nScore 1: No.",
+            "criterion": "organization",
+        }
+    ],
     "wikigen/rr": [
         {"title": "Tessel Pass rail accident", "documents": DOCUMENTS},
         {"title": "Tessel Pass rail accident", "documents": []},
@@ -212,6 +228,13 @@ def test_the_former_renderer_let_a_passage_open_messages() -> None:
             2,
         ),
         ("wikigen/rr", {"title": "T", "documents": [{"n": 1, "text": P}]}, ["user"], 1),
+        ("wikigen/quality", {"title": "T", "article": P}, ["user"], 1),
+        (
+            "wikigen/rubric",
+            {"instruction": "I", "response": P, "rubric": "R", "criterion": "focus"},
+            ["system", "user"],
+            1,
+        ),
         ("reask", {"error": P}, ["user"], 1),
     ],
 )

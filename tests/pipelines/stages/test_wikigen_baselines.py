@@ -119,6 +119,12 @@ def _good(body: dict[str, Any], n: int) -> str:
         return '{"entails": true}'
     if "write an outline" in prompt:
         return "1. Introduction\n2. Impact"
+    if "Evaluate an encyclopedia text" in prompt:
+        return "Fluency: 4, Informativeness: 3, Faithfulness: 5"
+    if "quality of the outline" in prompt:
+        return "3"
+    if "###Score Rubrics:" in prompt:
+        return "Clear and on topic. [RESULT] 4"
     return "==Overview==\nThe event happened.[1] It was reported widely.[2]"
 
 
