@@ -380,7 +380,7 @@ def average_articles(
         if judged:
             entry |= mean_scores(ok, judged)
             failed = Counter(f["score"] for r in ok for f in r.get("failed_scores") or ())
-            entry["failed_scores"] = {column(name): failed[name] for name in judged}
+            entry |= {f"{column(name)}_failed": failed[name] for name in judged}
         for key in ("words", "sections"):
             entry[key] = round(fmean(r[key] for r in ok), 1) if ok else 0.0
         out[method][retriever] = entry

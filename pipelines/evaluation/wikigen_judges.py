@@ -72,6 +72,16 @@ class RubricGrade(BaseModel):
         return cls(feedback=feedback, score=score)
 
 
+STAND_INS = "template stand-ins: counts, not judgments (builders/wikigen/responders.py)"
+
+
+def judge_name(client: LLMClient) -> str:
+    """What gave the judged scores: the backend and model, or that they are stand-ins."""
+    if client.backend.name == "template":
+        return STAND_INS
+    return f"{client.backend.name}: {client.backend.model}"
+
+
 ANSWERS: dict[str, type[BaseModel]] = {"fluency": QualityScores, "outline": OutlineScore}
 
 

@@ -115,9 +115,10 @@ def wikigen_metrics(
     dense_model: str | None,
     *,
     answered: bool,
+    judged_by: str = "",
 ) -> dict[str, Any]:
     """``wikigen.json``: reference recall per reranker, and the articles' scores when a model
-    wrote them (``answered``)."""
+    wrote them (``answered``), with what gave the judged scores (``judged_by``)."""
     metrics: dict[str, Any] = {
         "entries": len(entries),
         "top_k": s.top_k,
@@ -130,4 +131,6 @@ def wikigen_metrics(
     }
     if answered:
         metrics["articles"] = average_articles(article_rows, s.judge_scores)
+        if s.judge_scores:
+            metrics["judged_by"] = judged_by
     return metrics

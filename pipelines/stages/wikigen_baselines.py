@@ -13,6 +13,7 @@ from pathlib import Path
 from builders.wikigen.responders import responders
 from pipelines.evaluation.wikigen import read_entries
 from pipelines.evaluation.wikigen_baselines_settings import WikigenBaselines
+from pipelines.evaluation.wikigen_judges import judge_name
 from pipelines.evaluation.wikigen_scoring import (
     rerank_entries,
     rerankers,
@@ -53,7 +54,14 @@ def run_wikigen_baselines(
         )
         answered = run.client is not None
         metrics = wikigen_metrics(
-            entry_list, reranked, articles, s, counter, retrieval.dense_model, answered=answered
+            entry_list,
+            reranked,
+            articles,
+            s,
+            counter,
+            retrieval.dense_model,
+            answered=answered,
+            judged_by=judge_name(run.client) if run.client is not None else "",
         )
         write_json(scratch / "wikigen.json", metrics)
         run.stats.show(reference_recall=metrics["reference_recall"])

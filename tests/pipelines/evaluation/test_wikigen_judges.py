@@ -161,8 +161,8 @@ def test_a_failed_score_is_kept_with_its_reason_and_the_others_stand(tmp_path: P
     means = average_articles(rows, list(paper.SCORES))["rr"]["bm25"]
     assert means["fluency_score"] == 4.0 and means["organization_score"] == 4.0
     assert means["coverage_score"] is None
-    assert means["failed_scores"]["coverage_score"] == 2
-    assert means["failed_scores"]["fluency_score"] == 1
+    assert means["coverage_score_failed"] == 2
+    assert means["fluency_score_failed"] == 1
 
 
 def test_structured_output_sends_bounded_integers(tmp_path: Path) -> None:
