@@ -126,8 +126,9 @@ class LLMSettings(Strict):
     tokenizer: str | None = Field(
         None,
         description=(
-            "Tokenizer counting prompt tokens for `benchsmith estimate` and the budget: a local "
-            "folder or a Hub name already in the local cache. Unset: about 4 tokens per 3 words."
+            "Tokenizer counting prompt tokens for `benchsmith estimate` and the budget: an OpenAI "
+            "encoding (cl100k_base, o200k_base; OpenAI's message accounting), a local folder or "
+            "a Hub name already in the local cache. Unset: about 4 tokens per 3 words."
         ),
     )
 

@@ -1,9 +1,11 @@
 """Counting a request's prompt tokens before it is sent, for the cost estimate and the budget.
 
-With ``llm.tokenizer`` set (a local tokenizer folder, or a Hub name already in the local cache),
-the messages are counted the way a chat server counts them: through the tokenizer's chat
-template when it has one. Unset, the count is the rough one used where a server reports no
-usage, and whatever prints it says so.
+With ``llm.tokenizer`` set (an OpenAI encoding, ``cl100k_base`` or ``o200k_base``; a local
+tokenizer folder; or a Hub name already in the local cache), the messages are counted the way a
+chat server counts them: OpenAI's message accounting for an OpenAI encoding
+(:mod:`benchsmith_scoring.tokens`), through the tokenizer's chat template when it has one.
+Unset, the count is the rough one used where a server reports no usage, and whatever prints it
+says so.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
+from benchsmith_scoring.tokens import OPENAI_ENCODINGS, TokenizerError, load
 from pipelines.errors import LLMError
 from pipelines.llm.backends.base import estimate_tokens
 from pipelines.llm.records import Message
@@ -27,7 +30,13 @@ class TokenCounter:
         self.name = tokenizer or ""
         self._tokenizer: Any = None
         self._lock = threading.Lock()
-        if tokenizer:
+        self._openai: Any = None
+        if tokenizer in OPENAI_ENCODINGS:
+            try:
+                self._openai = load(tokenizer)
+            except TokenizerError as exc:
+                raise LLMError(f"llm.tokenizer: {exc}") from None
+        elif tokenizer:
             from transformers import AutoTokenizer
 
             try:
@@ -41,10 +50,14 @@ class TokenCounter:
     @property
     def exact(self) -> bool:
         """Whether a real tokenizer counts (not the rough word-based estimate)."""
-        return self._tokenizer is not None
+        return self._tokenizer is not None or self._openai is not None
 
     def count(self, messages: Sequence[Message]) -> int:
         """Tokens the messages take as a chat prompt, the generation prompt included."""
+        if self._openai is not None:
+            return self._openai.count_prompt(
+                [{"role": m.role, "content": m.content} for m in messages]
+            )
         if self._tokenizer is None:
             return sum(estimate_tokens(m.content) + PER_MESSAGE for m in messages)
         chat = [{"role": m.role, "content": m.content} for m in messages]
