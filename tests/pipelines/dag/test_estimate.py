@@ -109,3 +109,30 @@ def test_the_cli_refuses_an_unknown_stage_and_prints_every_prompt(
     assert f"{row.completion_tokens}*" in text  # marked: max_tokens, no cached answers yet
     assert "lveval/answer" in text and "approximate (4 tokens per 3 words)" in text
     assert str(row.calls) in text and f"≤ {row.calls * 3}" in text  # llm.reasks: 2
+
+
+def test_the_estimate_counts_every_judge_call_of_every_written_article(
+    snapshot_entries: Path, snapshot_chunks: Path, params: Params, tmp_path: Path
+) -> None:
+    data = tmp_path / "data"
+    for source, target in ((snapshot_entries, "wikigen/entries.parquet"),
+                           (snapshot_chunks, "chunk/chunks.parquet")):  # fmt: skip
+        (data / target).parent.mkdir(parents=True)
+        (data / target).symlink_to(source)
+    p = _params(params, "http://127.0.0.1:9/v1", tmp_path)  # a dry run sends nothing
+    baselines = params.wikigen_baselines.model_copy(
+        update={"retrievers": ["bm25"], "methods": ["rr"]}
+    )
+    result = estimate(
+        p.model_copy(update={"wikigen_baselines": baselines}),
+        Workspace(ROOT, ROOT / "params.yaml", data),
+        ["wikigen_baselines"],
+    )
+    asks = {r.prompt: r.asks for r in result.rows}
+    articles = asks["wikigen/rr"]
+    assert articles > 0
+    # one Fluency-and-Info call, one outline score and three Prometheus grades per article
+    assert asks["wikigen/quality"] == asks["wikigen/outline_score"] == articles
+    assert asks["wikigen/rubric"] == 3 * articles
+    judged = [r for r in result.rows if r.prompt in ("wikigen/quality", "wikigen/rubric")]
+    assert all(r.calls > 0 and r.prompt_tokens > 0 and r.cost_usd > 0 for r in judged)
