@@ -358,12 +358,20 @@ def lveval_official(
 
 JUDGE_CHECK_HELP = "\n\n".join(
     [
-        "Check the configured judge (params.yaml's llm block) against human-labelled verdicts.",
+        "Check the configured judge (params.yaml's llm block) against human-labelled verdicts, "
+        "to qualify a judge model before trusting its scores.",
         "Every verdict is asked with the prompt, answer model and rule its metric uses. The "
         "report: accuracy and Cohen's kappa over the answered verdicts, per-label precision, "
         "recall, F1 and counts, the confusion matrix (rows human, columns judge), and every "
         "failed judge answer with its reason; for SummHay also linking (judge and human name "
         "the same covering bullet) and the coverage scores' Pearson correlation and bias.",
+        "For WikiGenBench's rubric scores (wikigen-rubric) the judges are asked as "
+        "wikigen_baselines asks them, once per article and judge call (the labelled dimensions "
+        "of one article share them), and the report gives per dimension: n, exact and "
+        "within-one agreement, Spearman's rho, quadratic-weighted kappa over the dimension's "
+        "whole scale, the mean judge-minus-human bias, and the failed judge answers with their "
+        "reasons (left out of the agreement). An undefined figure (rho when one side is "
+        "constant) is null, with a note saying why.",
         "FILE is one of two formats, told apart by its first character:",
         "* SummHay's annotations (data/eval_benchmark_data.json of "
         "salesforce/summary-of-a-haystack): a JSON array of annotated summaries, each with "
@@ -377,9 +385,13 @@ JUDGE_CHECK_HELP = "\n\n".join(
         '"insight": text}, "label": "full" | "partial" | "none", "bullet_id"?: the covering '
         "line's 1-based number or null} or "
         '{"id"?, "judge": "wikigen-entails", "inputs": {"premise": text, "claim": text}, '
-        '"label": true | false}.',
-        "The judge sees the summary's bullets as the metric parses them. A bad line or item "
-        "is an error naming the file and line.",
+        '"label": true | false} or '
+        '{"id"?, "judge": "wikigen-rubric", "inputs": {"title": text, "article": text with '
+        '==Heading== lines, "outline"?: list of planned headings}, "dimension": fluency | info '
+        '| outline | organization | focus | coverage, "label": the human\'s whole-number score, '
+        "0-5 for fluency, info and outline, 1-5 for organization, focus and coverage}.",
+        "The judge sees the summary's bullets (or the article) as the metric does. A bad line "
+        "or item is an error naming the file, line and key.",
     ]
 )
 
@@ -388,10 +400,13 @@ JUDGE_CHECK_HELP = "\n\n".join(
 def judge_check(
     ctx: typer.Context,
     file: Annotated[
-        Path, typer.Argument(help="Human-labelled verdicts: SummHay's annotation JSON or JSONL.")
+        Path,
+        typer.Argument(
+            help="Human-labelled verdicts or scores: SummHay's annotation JSON or JSONL."
+        ),
     ],
     judge: Annotated[
-        Literal["summhay-coverage", "wikigen-entails"] | None,
+        Literal["summhay-coverage", "wikigen-entails", "wikigen-rubric"] | None,
         typer.Option(help="Judge to check; default: the file's only one."),
     ] = None,
     params: ParamsOption = Path("params.yaml"),

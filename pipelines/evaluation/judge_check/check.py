@@ -4,15 +4,15 @@ the agreement, never silently."""
 
 from __future__ import annotations
 
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from builders.summhay import eval_responders
 from builders.wikigen import responders as wikigen_responders
-from pipelines.evaluation.judge_check.agreement import agreement, coverage_extras
+from pipelines.evaluation.judge_check.agreement import agreement, coverage_extras, failures
 from pipelines.evaluation.judge_check.labels import read_labels
 from pipelines.evaluation.judge_check.verdicts import LABELS, LabelFile, Labelled
+from pipelines.evaluation.judge_check.wikigen_rubric import run_rubric_check
 from pipelines.evaluation.wikigen import EntailsAnswer
 from pipelines.llm import LLMClient, LLMSettings, Outcome
 
@@ -48,17 +48,10 @@ def _row(item: Labelled, outcome: Outcome[Any], judge: str) -> dict[str, Any]:
     return row
 
 
-def _failures(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """The failed judge answers with their reasons, and how often each kind of reason came."""
-    failed = [r for r in rows if r["status"] != "ok"]
-    return {
-        "failures": [{"id": r["id"], "where": r["where"], "reason": r["reason"]} for r in failed],
-        "failure_reasons": dict(Counter(r["reason"].split(":", 1)[0] for r in failed)),
-    }
-
-
 def run_check(labels: LabelFile, client: LLMClient) -> dict[str, Any]:
     """Ask the judge every verdict of ``labels``; the report as a JSON-ready dict."""
+    if labels.judge == "wikigen-rubric":
+        return run_rubric_check(labels, client)
     outcomes = client.ask_many(
         (i.ask for i in labels.items), f"judge-check: {labels.judge}", len(labels.items)
     )
@@ -83,7 +76,7 @@ def run_check(labels: LabelFile, client: LLMClient) -> dict[str, Any]:
             [r["judge_label"] for r in answered],
             LABELS[labels.judge],
         ),
-        **_failures(rows),
+        **failures(rows),
     }
     if labels.judge == "summhay-coverage":
         report |= coverage_extras(rows)

@@ -1,5 +1,6 @@
 """Human verdicts as the judge check holds them: the judges and their labels, one verdict with
-the judge's ask that checks it, the verdicts of one file, and what both file formats share."""
+the judge's ask that checks it (or one human score of an article, for the WikiGenBench rubric
+judges), the verdicts of one file, and what both file formats share."""
 
 from __future__ import annotations
 
@@ -13,15 +14,18 @@ from benchsmith_scoring.summhay import Bullet, bullets_of
 from builders.summhay.answers import JudgeAnswer
 from pipelines.errors import BenchsmithError
 from pipelines.evaluation.summhay import judge_ask
+from pipelines.evaluation.wikigen_judges import Judged
 from pipelines.llm import Ask
 
-JudgeName = Literal["summhay-coverage", "wikigen-entails"]
+JudgeName = Literal["summhay-coverage", "wikigen-entails", "wikigen-rubric"]
 JUDGES: tuple[str, ...] = get_args(JudgeName)
 LABELS: dict[str, tuple[str, ...]] = {
     "summhay-coverage": ("full", "partial", "none"),
     "wikigen-entails": ("entails", "not_entails"),
 }
-"""Each judge's labels, in the order of the report's tables."""
+"""Each categorical judge's labels, in the order of the report's tables (``wikigen-rubric``
+labels are scores on each dimension's scale, ``BOUNDS`` of
+:mod:`benchsmith_scoring.wikigen_judges`)."""
 
 
 class LabelFileError(BenchsmithError):
@@ -43,13 +47,28 @@ class Labelled:
 
 
 @dataclass(frozen=True)
+class Scored:
+    """One human score of an article on one WikiGenBench dimension (``wikigen-rubric``)."""
+
+    item_id: str
+    where: str
+    dimension: str
+    """``fluency``, ``info``, ``outline``, ``organization``, ``focus`` or ``coverage``."""
+    label: int
+    """The human's score, within the dimension's scale."""
+    article: Judged
+    """What the judges read: the title, the article and its outline (a tuple, or ``None`` for
+    the article's own headings)."""
+
+
+@dataclass(frozen=True)
 class LabelFile:
     """The verdicts of one judge read from one file."""
 
     path: Path
     format: str
     judge: str
-    items: list[Labelled]
+    items: Sequence[Labelled] | Sequence[Scored]
     skipped: int = 0
     """Lines of other judges, left out."""
 

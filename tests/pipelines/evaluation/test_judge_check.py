@@ -8,17 +8,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from typer.testing import CliRunner
 
 from pipelines.cli import app
 from pipelines.evaluation.judge_check import LabelFileError, check_file, read_labels
 from pipelines.evaluation.judge_check.agreement import cohen_kappa
 from pipelines.evaluation.judge_check.verdicts import summary_bullets
-from pipelines.llm import LLMSettings
+from tests.pipelines.evaluation.conftest import template, write_jsonl
 from tests.pipelines.llm.conftest import settings_for
 from tests.support.openai_server import openai_server
-from tests.support.snapshot import ROOT
 
 # Two annotated summaries in SummHay's layout (data/eval_benchmark_data.json). The lexical
 # template judge answers each insight as the comment says: full when one bullet holds all the
@@ -121,15 +119,6 @@ def as_jsonl(samples: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 line["bullet_id"] = int(label["candidate_id"]) + 1
             lines.append(line)
     return lines
-
-
-def write_jsonl(path: Path, lines: list[dict[str, Any]]) -> Path:
-    path.write_text("".join(json.dumps(line) + "\n" for line in lines), "utf-8")
-    return path
-
-
-def template(tmp_path: Path) -> LLMSettings:
-    return LLMSettings(backend="template", cache=tmp_path / "cache" / "llm.sqlite")
 
 
 # ---- Cohen's kappa ---------------------------------------------------------------------------
@@ -404,17 +393,6 @@ def test_scripted_judge_agreement_and_failures(tmp_path: Path) -> None:
 # ---- the command -----------------------------------------------------------------------------
 
 runner = CliRunner()
-
-
-@pytest.fixture()
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A folder with the project's params.yaml (LLM cache under it) and its snapshot."""
-    data = yaml.safe_load((ROOT / "params.yaml").read_text("utf-8"))
-    data["llm"]["cache"] = "cache/llm.sqlite"
-    (tmp_path / "params.yaml").write_text(yaml.safe_dump(data), "utf-8")
-    (tmp_path / "snapshot").symlink_to(ROOT / "snapshot")
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
 
 
 def test_cli_prints_tables_and_writes_the_report(project: Path) -> None:

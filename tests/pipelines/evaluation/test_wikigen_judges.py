@@ -89,8 +89,9 @@ def test_outline_replies_and_what_every_judge_reads() -> None:
     variables = paper.judge_variables("2026 Lake Ohrid earthquake", ARTICLE)
     # the judges read the article without its citation marks, headings kept
     assert "[1]" not in variables["fluency"]["article"]
-    assert "==Response==\nRescue teams from Albania arrived within hours." in (
-        variables["fluency"]["article"]
+    assert (
+        "==Response==\nRescue teams from Albania arrived within hours."
+        in (variables["fluency"]["article"])
     )
     assert variables["outline"]["headings"] == ["Background", "Response"]
     focus = prompts.messages(paper.RUBRIC_PROMPT, variables["focus"])
