@@ -358,6 +358,16 @@ def test_template_stand_ins_are_checked_per_dimension(tmp_path: Path) -> None:
     assert (org["scale"], org["n"], org["exact"], org["within_one"]) == ([1, 5], 5, 0.4, 1.0)
     assert org["bias"] == pytest.approx(0.2)
     assert report["dimensions"]["info"]["n"] == 6 and report["dimensions"]["focus"]["n"] == 5
+    # the stand-ins' quadratic kappas docs/llm.md quotes
+    kappas = {d: round(s["quadratic_kappa"], 2) for d, s in report["dimensions"].items()}
+    assert kappas == {
+        "fluency": 0.31,
+        "info": 0.71,
+        "outline": 0.81,
+        "organization": 0.8,
+        "focus": -0.32,
+        "coverage": 0.0,
+    }
 
 
 # ---- a scripted OpenAI-compatible judge ------------------------------------------------------
