@@ -124,18 +124,20 @@ class Judged:
 
 
 def judge_articles(
-    client: LLMClient, articles: Sequence[Judged], scores: Sequence[str]
+    client: LLMClient,
+    articles: Sequence[Judged],
+    scores: Sequence[str],
+    description: str = "wikigen baselines: judging writing and informativeness",
 ) -> list[JudgedScores]:
-    """``scores`` of every article (``None`` where its judge failed), in order."""
+    """``scores`` of every article (``None`` where its judge failed), in order;
+    ``description`` labels the progress bar."""
     asked = [
         (k, judge, ask)
         for k, a in enumerate(articles)
         for judge, ask in judge_asks(a.title, a.article, scores, a.outline)
     ]
     out = [JudgedScores({paper.column(s): None for s in scores}) for _ in articles]
-    outcomes = client.ask_many(
-        (ask for _, _, ask in asked), "wikigen baselines: judging writing", len(asked)
-    )
+    outcomes = client.ask_many((ask for _, _, ask in asked), description, len(asked))
     for (k, judge, _), outcome in zip(asked, outcomes, strict=True):
         if not outcome.ok:
             for name in _reported(judge, scores):

@@ -39,7 +39,11 @@ def ask_judges(
         groups.setdefault(dims, []).append(article)
     judged: dict[Judged, JudgedScores] = {}
     for dims, articles in groups.items():
-        judged |= zip(articles, judge_articles(client, articles, dims), strict=True)
+        judged |= zip(
+            articles,
+            judge_articles(client, articles, dims, "judge-check: wikigen rubric"),
+            strict=True,
+        )
     calls = sum(len(paper.judges(dims)) for dims in wanted.values())
     return judged, calls
 
