@@ -51,7 +51,8 @@ def test_soft_cardinality_counts_near_duplicates_less_than_once_each() -> None:
         (["Background", "Casualties"], ["Response"], 0.0),  # disjoint, orthogonal
         (["Background", "Casualties"], ["Background"], 0.5),  # half recalled
         (["Background", "Casualties"], ["Background", "Background", "Background"], 0.5),
-        (["Background", "Background", "Casualties"], ["Casualties"], 0.5),  # sets on both sides
+        # sets on both sides: card(G) = card(P) = 2, card(G | P) = 3
+        (["Background", "Background", "Casualties"], ["Casualties", "Response", "Response"], 0.5),
         # cos 0.5: card(G) = card(P) = 1, card(G | P) = 4/3, so recall 2 - 4/3
         (["Background"], ["Context"], 2 / 3),
         (["Background", "Casualties"], [], 0.0),  # nothing predicted
