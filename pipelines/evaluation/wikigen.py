@@ -67,6 +67,8 @@ class EntryChunks:
     split: str
     reference: str
     chunks: tuple[TokenChunk, ...]
+    outline: tuple[str, ...] = ()
+    """The reference article's section headings."""
 
 
 def read_entries(
@@ -102,7 +104,16 @@ def read_entries(
             for c, n in zip(mine, counts, strict=True)
         ]
         reference = reference_article(entry.summary, (s.text for s in entry.sections))
-        out.append(EntryChunks(entry.event_id, entry.title, entry.split, reference, tuple(chunks)))
+        out.append(
+            EntryChunks(
+                entry.event_id,
+                entry.title,
+                entry.split,
+                reference,
+                tuple(chunks),
+                tuple(entry.outline),
+            )
+        )
     return out
 
 
@@ -241,12 +252,22 @@ def _failed(article: Article, outcome: Outcome[Any], where: str = "") -> bool:
     return True
 
 
+Measure = Callable[[Sequence["Article"]], list[dict[str, Any]]]
+"""Columns measured on written articles against their references (METEOR, the outline
+metrics), one mapping per article in order."""
+
+
 def judge(
-    client: LLMClient, articles: Sequence[Article], scores: Sequence[str] = ()
+    client: LLMClient,
+    articles: Sequence[Article],
+    scores: Sequence[str] = (),
+    measure: Measure | None = None,
 ) -> Iterable[dict[str, Any]]:
     """Judge every citation of every article, and its writing and informativeness ``scores``
-    (:mod:`.wikigen_judges`), and score it; one row per article."""
+    (:mod:`.wikigen_judges`), add what ``measure`` gives, and score it; one row per article."""
     written = [a for a in articles if not a.error]
+    measured = measure(written) if measure is not None and written else [{} for _ in written]
+    by_written = {id(a): m for a, m in zip(written, measured, strict=True)}
     judged = judge_articles(
         client,
         [Judged(a.entry.title, a.text, a.headings if a.method == "prr" else None) for a in written],
@@ -303,6 +324,7 @@ def judge(
             ],
             **rated.scores,
             "failed_scores": rated.failed,
+            **by_written[id(a)],
         }
 
 
@@ -327,6 +349,8 @@ ARTICLE_SCHEMA = pa.schema(
         pa.field("words", pa.int32()),
         pa.field("sections", pa.int32()),
         *(pa.field(column(name), pa.int8()) for name in SCORES),
+        pa.field("heading_soft_recall", pa.float64()),
+        pa.field("heading_entity_recall", pa.float64()),
         pa.field(
             "failed_scores",
             pa.list_(pa.struct([pa.field("score", pa.string()), pa.field("reason", pa.string())])),
@@ -361,6 +385,9 @@ RETRIEVAL_SCHEMA = pa.schema(
 """One reranker's context for an entry's title, and its reference recall."""
 
 ARTICLE_SCORES = ("citation_recall", "citation_precision", "citation_rate", "rouge_l")
+MEASURED = ("heading_soft_recall", "heading_entity_recall")
+"""Scores against the reference that an article may lack (none asked, or no reference
+headings): averaged over the articles that have them, x100, and left out when none has."""
 
 
 def average_articles(
@@ -377,6 +404,10 @@ def average_articles(
         entry: dict[str, Any] = {"articles": len(ok), "failed": len(mine) - len(ok)}
         for key in ARTICLE_SCORES:
             entry[key] = round(100 * fmean(r[key] for r in ok), 2) if ok else 0.0
+        for key in MEASURED:
+            values = [r[key] for r in ok if r.get(key) is not None]
+            if values:
+                entry[key] = round(100 * fmean(values), 2)
         if judged:
             entry |= mean_scores(ok, judged)
             failed = Counter(f["score"] for r in ok for f in r.get("failed_scores") or ())

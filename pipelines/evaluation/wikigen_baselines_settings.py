@@ -47,4 +47,23 @@ class WikigenBaselines(Strict):
         "article: fluency and info (0-5, one call with the paper's prompt), outline (0-5), "
         "organization, focus and coverage (1-5, Prometheus 2's rubric grading); empty: none.",
     )
+    outline_metrics: bool = Field(
+        True,
+        description="STORM's heading soft recall and heading entity recall of every written "
+        "article's headings (a PRR article's planned outline) against the reference's.",
+    )
+    outline_encoder: str | None = Field(
+        None,
+        description="Encoder for STORM's heading soft recall: a name from the embed registry, "
+        "or a model folder or hub id. Unset: the packaged all-MiniLM-L6-v2. STORM used "
+        "sentence-transformers/paraphrase-MiniLM-L6-v2, which loads by hub id with "
+        "BENCHSMITH_HUB_DOWNLOADS=1.",
+    )
+    outline_entities: Literal["capitalised", "flair"] = Field(
+        "capitalised",
+        description="Tagger for STORM's heading entity recall: capitalised, an offline "
+        "stand-in that is not NER and whose figures are not STORM's; or flair, STORM's "
+        "flair/ner-english, which needs `pip install flair==0.13.0` and "
+        "BENCHSMITH_HUB_DOWNLOADS=1.",
+    )
     splits: list[str] | None = Field(None, description="Entry splits to run on; unset: all.")

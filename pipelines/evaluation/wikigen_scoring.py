@@ -11,10 +11,12 @@ from pathlib import Path
 from statistics import fmean
 from typing import Any
 
+from benchsmith_scoring.wikigen_judges import headings
 from pipelines.embed.models import display_name
 from pipelines.evaluation.wikigen import (
     ARTICLE_SCHEMA,
     RETRIEVAL_SCHEMA,
+    Article,
     EntryChunks,
     TokenChunk,
     average_articles,
@@ -24,6 +26,7 @@ from pipelines.evaluation.wikigen import (
     write_articles,
 )
 from pipelines.evaluation.wikigen_baselines_settings import WikigenBaselines
+from pipelines.evaluation.wikigen_outline_metrics import OutlineScorer
 from pipelines.llm import LLMClient
 from pipelines.outputs import TableWriter
 from pipelines.progress import progress_iter
@@ -84,6 +87,31 @@ def rerank_entries(
     return reranked
 
 
+class ReferenceMetrics:
+    """What is measured of written articles against their references, beside the judges:
+    STORM's outline metrics (``outline_metrics``). ``labels`` say what made the figures."""
+
+    def __init__(self, s: WikigenBaselines):
+        self.labels: dict[str, str] = {}
+        self.outline: OutlineScorer | None = None
+        if s.outline_metrics:
+            self.outline = OutlineScorer(s.outline_encoder, s.outline_entities)
+            self.labels |= self.outline.labels
+
+    def __call__(self, written: Sequence[Article]) -> list[dict[str, Any]]:
+        """The measured columns of each written article, in order."""
+        out: list[dict[str, Any]] = [{} for _ in written]
+        if self.outline is not None:
+            pairs = [
+                (a.entry.outline, a.headings if a.method == "prr" else headings(a.text))
+                for a in written
+            ]
+            for row, found in zip(out, self.outline.score(pairs), strict=True):
+                row["heading_soft_recall"] = found.soft_recall
+                row["heading_entity_recall"] = found.entity_recall
+        return out
+
+
 def write_and_judge(
     client: LLMClient | None,
     entries: Sequence[EntryChunks],
@@ -92,14 +120,15 @@ def write_and_judge(
     s: WikigenBaselines,
     path: Path,
     stats: StageStats,
+    measure: ReferenceMetrics | None = None,
 ) -> list[dict[str, Any]]:
     """With a ``client``, write and judge every article into ``path`` (an empty table without
-    one); return the rows without their claims."""
+    one), measured by ``measure``; return the rows without their claims."""
     rows: list[dict[str, Any]] = []
     with TableWriter(path, ARTICLE_SCHEMA, batch_rows=32) as written:
         if client is not None:
             articles = write_articles(client, entries, reranked.titles, ranks, s)
-            for row in judge(client, articles, s.judge_scores):
+            for row in judge(client, articles, s.judge_scores, measure):
                 written.write(row)
                 rows.append({k: v for k, v in row.items() if k != "claims"})
                 stats.count_status(row, "articles", "article")
@@ -116,6 +145,7 @@ def wikigen_metrics(
     *,
     answered: bool,
     judged_by: str = "",
+    labels: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """``wikigen.json``: reference recall per reranker, and the articles' scores when a model
     wrote them (``answered``), with what gave the judged scores (``judged_by``)."""
@@ -133,4 +163,5 @@ def wikigen_metrics(
         metrics["articles"] = average_articles(article_rows, s.judge_scores)
         if s.judge_scores:
             metrics["judged_by"] = judged_by
+        metrics |= labels or {}
     return metrics

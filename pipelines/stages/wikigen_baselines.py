@@ -15,6 +15,7 @@ from pipelines.evaluation.wikigen import read_entries
 from pipelines.evaluation.wikigen_baselines_settings import WikigenBaselines
 from pipelines.evaluation.wikigen_judges import judge_name
 from pipelines.evaluation.wikigen_scoring import (
+    ReferenceMetrics,
     rerank_entries,
     rerankers,
     wikigen_metrics,
@@ -49,8 +50,16 @@ def run_wikigen_baselines(
             run.client = LLMClient.from_settings(llm, responders=responders())
         scratch = run.scratch
         reranked = rerank_entries(entry_list, ranks, s, scratch / "retrieval.parquet", run.stats)
+        measure = ReferenceMetrics(s) if run.client is not None else None
         articles = write_and_judge(
-            run.client, entry_list, reranked, ranks, s, scratch / "articles.parquet", run.stats
+            run.client,
+            entry_list,
+            reranked,
+            ranks,
+            s,
+            scratch / "articles.parquet",
+            run.stats,
+            measure,
         )
         answered = run.client is not None
         metrics = wikigen_metrics(
@@ -62,6 +71,7 @@ def run_wikigen_baselines(
             retrieval.dense_model,
             answered=answered,
             judged_by=judge_name(run.client) if run.client is not None else "",
+            labels=measure.labels if measure is not None else None,
         )
         write_json(scratch / "wikigen.json", metrics)
         run.stats.show(reference_recall=metrics["reference_recall"])

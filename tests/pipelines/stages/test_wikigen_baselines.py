@@ -82,7 +82,7 @@ def test_contexts_fit_budget_and_top_k_and_come_from_the_entry(inputs, built, pa
     assert len({json.dumps(v) for v in by_retriever.values()}) > 1
 
 
-def test_every_article_is_written_judged_and_scored(built, params) -> None:
+def test_every_article_is_written_judged_and_scored(built, inputs, params) -> None:
     s = params.wikigen_baselines
     table = pq.read_table(built / "articles.parquet")
     assert table.schema.equals(ARTICLE_SCHEMA, check_metadata=False)
@@ -110,6 +110,19 @@ def test_every_article_is_written_judged_and_scored(built, params) -> None:
     assert metrics["articles"]["rr"]["bm25"]["articles"] == len(mine)
     assert metrics["articles"]["rr"]["bm25"]["citation_rate"] == pytest.approx(
         100 * sum(r["citation_rate"] for r in mine) / len(mine), abs=0.01
+    )
+    # the judged scores (template stand-ins here) and STORM's outline metrics, per article
+    assert metrics["judged_by"].startswith("template stand-ins")
+    assert metrics["heading_encoder"] and "not NER" in metrics["heading_entities"]
+    entries = {e["event_id"]: e for e in pq.read_table(inputs[0]).to_pylist()}
+    for row in rows:
+        for name in ("fluency", "info", "outline", "organization", "focus", "coverage"):
+            assert row[f"{name}_score"] is not None and row["failed_scores"] == []
+        if entries[row["event_id"]]["outline"]:
+            assert 0 <= row["heading_entity_recall"] <= 1 and row["heading_soft_recall"] >= 0
+    soft = [r["heading_soft_recall"] for r in mine if r["heading_soft_recall"] is not None]
+    assert metrics["articles"]["rr"]["bm25"]["heading_soft_recall"] == pytest.approx(
+        100 * sum(soft) / len(soft), abs=0.01
     )
 
 
