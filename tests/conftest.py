@@ -40,6 +40,7 @@ SLOWEST = (
     "tests/pipelines/stages/test_wikigen_baselines.py",
     "tests/pipelines/publish/test_contamination_card.py",
     "tests/pipelines/embed/test_openvino.py",
+    "tests/pipelines/evaluation/test_meteor.py",
 )
 """The units that take longest (measured with ``--durations``), longest first. ``make test``
 starts them first, so that no long unit starts when the other worker is nearly done (the rest
