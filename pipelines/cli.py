@@ -111,10 +111,17 @@ def main(
 @app.command("check")
 def check(params: ParamsOption = Path("params.yaml")) -> None:
     """Validate params.yaml and report the first problems found, naming each key; a wiki dump
-    whose language is not wiki.language is one (its siteinfo's xml:lang is read)."""
+    whose language is not wiki.language is one (its siteinfo's xml:lang is read), and so is
+    wikigen_baselines.meteor without Java or the METEOR jar (the install command is named)."""
     from pipelines.sources.wiki.reading import check_language
 
-    check_language(load_params(params).wiki)
+    settings = load_params(params)
+    check_language(settings.wiki)
+    wikigen = settings.wikigen_baselines
+    if wikigen.generate and wikigen.meteor:
+        from pipelines.evaluation.meteor import check_meteor
+
+        check_meteor()  # Java and the jar, or the command that installs them
     typer.echo(f"{params}: ok")
 
 

@@ -307,6 +307,8 @@ def judge(
             supported.append(marks)
         cites = citation_scores(a.found, supported)
         rated = by_article[id(a)]
+        measured_columns = dict(by_written[id(a)])
+        measured_failed = measured_columns.pop("failed", [])
         yield row | {
             "status": "ok",
             "reason": f"{failures} judge answers failed" if failures else "",
@@ -323,8 +325,8 @@ def judge(
                 for c, m in zip(a.found, supported, strict=True)
             ],
             **rated.scores,
-            "failed_scores": rated.failed,
-            **by_written[id(a)],
+            **measured_columns,
+            "failed_scores": rated.failed + measured_failed,
         }
 
 
@@ -349,6 +351,7 @@ ARTICLE_SCHEMA = pa.schema(
         pa.field("words", pa.int32()),
         pa.field("sections", pa.int32()),
         *(pa.field(column(name), pa.int8()) for name in SCORES),
+        pa.field("meteor", pa.float64()),
         pa.field("heading_soft_recall", pa.float64()),
         pa.field("heading_entity_recall", pa.float64()),
         pa.field(
@@ -385,7 +388,7 @@ RETRIEVAL_SCHEMA = pa.schema(
 """One reranker's context for an entry's title, and its reference recall."""
 
 ARTICLE_SCORES = ("citation_recall", "citation_precision", "citation_rate", "rouge_l")
-MEASURED = ("heading_soft_recall", "heading_entity_recall")
+MEASURED = ("meteor", "heading_soft_recall", "heading_entity_recall")
 """Scores against the reference that an article may lack (none asked, or no reference
 headings): averaged over the articles that have them, x100, and left out when none has."""
 
@@ -410,8 +413,11 @@ def average_articles(
                 entry[key] = round(100 * fmean(values), 2)
         if judged:
             entry |= mean_scores(ok, judged)
-            failed = Counter(f["score"] for r in ok for f in r.get("failed_scores") or ())
+        failed = Counter(f["score"] for r in ok for f in r.get("failed_scores") or ())
+        if judged:
             entry |= {f"{column(name)}_failed": failed[name] for name in judged}
+        if failed["meteor"]:
+            entry["meteor_failed"] = failed["meteor"]
         for key in ("words", "sections"):
             entry[key] = round(fmean(r[key] for r in ok), 1) if ok else 0.0
         out[method][retriever] = entry

@@ -47,6 +47,18 @@ class WikigenBaselines(Strict):
         "article: fluency and info (0-5, one call with the paper's prompt), outline (0-5), "
         "organization, focus and coverage (1-5, Prometheus 2's rubric grading); empty: none.",
     )
+    meteor: bool = Field(
+        True,
+        description="METEOR of every written article against the reference, as the paper "
+        "computed it with NLG-eval: the METEOR 1.5 jar (pycocoevalcap) with its paraphrase "
+        "table, -l en -norm; needs Java (benchsmith check says how to install it).",
+    )
+    meteor_timeout_s: float = Field(
+        120.0,
+        gt=0,
+        description="Longest the METEOR jar may take over one article (its aligner slows fast "
+        "with length); an article past it is kept with METEOR failed and its reason.",
+    )
     outline_metrics: bool = Field(
         True,
         description="STORM's heading soft recall and heading entity recall of every written "

@@ -5,6 +5,7 @@ writes and judges."""
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,6 +14,7 @@ from typing import Any
 
 from benchsmith_scoring.wikigen_judges import headings
 from pipelines.embed.models import display_name
+from pipelines.evaluation.meteor import Meteor, describe
 from pipelines.evaluation.wikigen import (
     ARTICLE_SCHEMA,
     RETRIEVAL_SCHEMA,
@@ -89,17 +91,37 @@ def rerank_entries(
 
 class ReferenceMetrics:
     """What is measured of written articles against their references, beside the judges:
-    STORM's outline metrics (``outline_metrics``). ``labels`` say what made the figures."""
+    METEOR as NLG-eval computes it (``meteor``) and STORM's outline metrics
+    (``outline_metrics``). ``labels`` say what made the figures; ``corpus`` holds METEOR's
+    aggregate per ``(method, reranker)``, the figure NLG-eval reports. Close it (or use it as a
+    context manager) to stop the METEOR jar."""
 
     def __init__(self, s: WikigenBaselines):
         self.labels: dict[str, str] = {}
+        self.corpus: dict[tuple[str, str], float | None] = {}
         self.outline: OutlineScorer | None = None
+        self.meteor: Meteor | None = None
         if s.outline_metrics:
             self.outline = OutlineScorer(s.outline_encoder, s.outline_entities)
             self.labels |= self.outline.labels
+        if s.meteor:
+            self.meteor = Meteor(timeout_s=s.meteor_timeout_s)
+            self.labels["meteor_by"] = describe()
+
+    def __enter__(self) -> ReferenceMetrics:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop the METEOR jar, if one runs."""
+        if self.meteor is not None:
+            self.meteor.close()
 
     def __call__(self, written: Sequence[Article]) -> list[dict[str, Any]]:
-        """The measured columns of each written article, in order."""
+        """The measured columns of each written article, in order (a failed METEOR goes to
+        ``failed_scores`` with its reason)."""
         out: list[dict[str, Any]] = [{} for _ in written]
         if self.outline is not None:
             pairs = [
@@ -109,6 +131,19 @@ class ReferenceMetrics:
             for row, found in zip(out, self.outline.score(pairs), strict=True):
                 row["heading_soft_recall"] = found.soft_recall
                 row["heading_entity_recall"] = found.entity_recall
+        if self.meteor is not None:
+            groups: dict[tuple[str, str], list[int]] = defaultdict(list)
+            for k, a in enumerate(written):
+                groups[(a.method, a.retriever)].append(k)
+            for key, ks in progress_iter(groups.items(), "wikigen baselines: METEOR"):
+                found = self.meteor.score(
+                    (written[k].text, [written[k].entry.reference]) for k in ks
+                )
+                self.corpus[key] = found.corpus
+                for k, article in zip(ks, found.articles, strict=True):
+                    out[k]["meteor"] = article.score
+                    if article.error:
+                        out[k]["failed"] = [{"score": "meteor", "reason": article.error}]
         return out
 
 
@@ -146,6 +181,7 @@ def wikigen_metrics(
     answered: bool,
     judged_by: str = "",
     labels: dict[str, str] | None = None,
+    corpus_meteor: dict[tuple[str, str], float | None] | None = None,
 ) -> dict[str, Any]:
     """``wikigen.json``: reference recall per reranker, and the articles' scores when a model
     wrote them (``answered``), with what gave the judged scores (``judged_by``)."""
@@ -164,4 +200,8 @@ def wikigen_metrics(
         if s.judge_scores:
             metrics["judged_by"] = judged_by
         metrics |= labels or {}
+        for (method, reranker), corpus in (corpus_meteor or {}).items():
+            group = metrics["articles"][method][reranker]
+            group["meteor_mean"] = group.pop("meteor", None)
+            group["meteor"] = round(100 * corpus, 2) if corpus is not None else None
     return metrics

@@ -8,6 +8,7 @@ scores, every sentence with its citations and verdicts), ``wikigen.json`` (DVC m
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 from builders.wikigen.responders import responders
@@ -51,16 +52,17 @@ def run_wikigen_baselines(
         scratch = run.scratch
         reranked = rerank_entries(entry_list, ranks, s, scratch / "retrieval.parquet", run.stats)
         measure = ReferenceMetrics(s) if run.client is not None else None
-        articles = write_and_judge(
-            run.client,
-            entry_list,
-            reranked,
-            ranks,
-            s,
-            scratch / "articles.parquet",
-            run.stats,
-            measure,
-        )
+        with measure or contextlib.nullcontext():
+            articles = write_and_judge(
+                run.client,
+                entry_list,
+                reranked,
+                ranks,
+                s,
+                scratch / "articles.parquet",
+                run.stats,
+                measure,
+            )
         answered = run.client is not None
         metrics = wikigen_metrics(
             entry_list,
@@ -72,6 +74,7 @@ def run_wikigen_baselines(
             answered=answered,
             judged_by=judge_name(run.client) if run.client is not None else "",
             labels=measure.labels if measure is not None else None,
+            corpus_meteor=measure.corpus if measure is not None else None,
         )
         write_json(scratch / "wikigen.json", metrics)
         run.stats.show(reference_recall=metrics["reference_recall"])

@@ -153,3 +153,18 @@ def test_check_refuses_an_unquoted_date_that_dvc_would_reject(tmp_path):
         r"params\.yaml:\d+: \[wiki -> created_after\] 2026-01-01 is an unquoted", result.output
     )
     assert 'write created_after: "2026-01-01"' in result.output
+
+
+def test_check_names_the_java_install_when_meteor_is_asked_for_without_it(tmp_path, monkeypatch):
+    params = ROOT / "params.yaml"
+    assert runner.invoke(app, ["check", "-p", str(params)]).exit_code == 0
+    monkeypatch.setenv("PATH", str(tmp_path))  # no java on it
+    result = runner.invoke(app, ["check", "-p", str(params)])
+    assert result.exit_code == 1
+    assert "apt-get install -y --no-install-recommends default-jre-headless" in result.output
+    off = params.read_text().replace(
+        "wikigen_baselines:\n", "wikigen_baselines:\n  meteor: false\n"
+    )
+    (tmp_path / "params.yaml").write_text(off)
+    (tmp_path / "snapshot").symlink_to(ROOT / "snapshot")  # its relative paths
+    assert runner.invoke(app, ["check", "-p", str(tmp_path / "params.yaml")]).exit_code == 0

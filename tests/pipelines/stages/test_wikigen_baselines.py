@@ -120,6 +120,14 @@ def test_every_article_is_written_judged_and_scored(built, inputs, params) -> No
             assert row[f"{name}_score"] is not None and row["failed_scores"] == []
         if entries[row["event_id"]]["outline"]:
             assert 0 <= row["heading_entity_recall"] <= 1 and row["heading_soft_recall"] >= 0
+    # METEOR: each article's from the jar; the group's figure is the jar's aggregate (NLG-eval's)
+    assert metrics["meteor_by"].startswith("METEOR 1.5 jar")
+    assert all(0 < r["meteor"] < 1 for r in rows)
+    group = metrics["articles"]["rr"]["bm25"]
+    assert group["meteor_mean"] == pytest.approx(
+        100 * sum(r["meteor"] for r in mine) / len(mine), abs=0.01
+    )
+    assert 0 < group["meteor"] < 100 and group["meteor"] != group["meteor_mean"]
     soft = [r["heading_soft_recall"] for r in mine if r["heading_soft_recall"] is not None]
     assert metrics["articles"]["rr"]["bm25"]["heading_soft_recall"] == pytest.approx(
         100 * sum(soft) / len(soft), abs=0.01
@@ -142,8 +150,9 @@ def _good(body: dict[str, Any], n: int) -> str:
 
 
 def _small(params: Params) -> WikigenBaselines:
+    """One reranker, and no METEOR (its jar takes 5 s to start; the module's build checks it)."""
     return params.wikigen_baselines.model_copy(
-        update={"retrievers": ["bm25"], "prr_retriever": "bm25"}
+        update={"retrievers": ["bm25"], "prr_retriever": "bm25", "meteor": False}
     )
 
 
@@ -231,7 +240,7 @@ def test_an_entry_without_documents_is_kept_failed_and_the_others_are_as_before(
     degenerate = tmp_path / "entries.parquet"
     pq.write_table(pa.Table.from_pylist([*rows, bare], schema=table.schema), degenerate)
     settings = params.wikigen_baselines.model_copy(
-        update={"retrievers": ["random", "bm25"], "prr_retriever": "bm25"}
+        update={"retrievers": ["random", "bm25"], "prr_retriever": "bm25", "meteor": False}
     )
     llm = params.llm.model_copy(update={"cache": tmp_path / "llm.sqlite"})
     stats = run(params, settings, (degenerate, chunks), tmp_path / "out", llm)
@@ -239,7 +248,7 @@ def test_an_entry_without_documents_is_kept_failed_and_the_others_are_as_before(
     def rows_of(folder: Path, name: str, events: set[str]) -> list[dict[str, Any]]:
         found = pq.read_table(folder / f"{name}.parquet").to_pylist()
         return [
-            r
+            {k: v for k, v in r.items() if k != "meteor"}  # not measured here
             for r in found
             if r["event_id"] in events
             and r["retriever"] in settings.retrievers
