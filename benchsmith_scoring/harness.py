@@ -178,6 +178,13 @@ def wikigen_prompt(doc: Mapping[str, Any]) -> str:
     )
 
 
+def wikigen_rr_messages(doc: Mapping[str, Any]) -> list[dict[str, str]]:
+    """WikiGenBench's RR prompt over a row of ``rr_contexts``: the title and the documents the
+    toolkit's RR baseline read, numbered as it numbered them."""
+    documents = [{"n": d["n"], "text": d["text"]} for d in doc["documents"]]
+    return prompts.messages("wikigen/rr", {"title": doc["title"], "documents": documents})
+
+
 def summhay_messages(doc: Mapping[str, Any]) -> list[dict[str, str]]:
     """SummHay's summarization messages over the whole haystack (the ``full`` setting), as the
     shipped Inspect task sends them: the subtopic's query and the haystack as one context."""
@@ -199,6 +206,7 @@ def wikigen_results(doc: Mapping[str, Any], results: Sequence[str]) -> dict[str,
 PROMPTS: dict[str, Prompt] = {
     "lveval_prompt": lveval_prompt,
     "wikigen_prompt": wikigen_prompt,
+    "wikigen_rr_messages": wikigen_rr_messages,
     "summhay_messages": summhay_messages,
 }
 """The prompt hooks a task YAML names (``dataset_kwargs.prompt``), for the loader to count and

@@ -36,7 +36,7 @@ from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, mean, 
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import JSONSchema
 
-from . import harness, lengths, prompts
+from . import harness, lengths, prompts, wikigen_rr
 from .lengths import LengthPolicy, Prompt, RowLength
 from .summhay import (
     InsightScore,
@@ -47,9 +47,11 @@ from .summhay import (
     score_insights,
     summarize_scores,
 )
+from .wikigen import ENTAILS_SCHEMA
 
 _LVEVAL_FIELDS = ("answers", "answer_keywords", "language", "qa_id")
 _SUMMHAY_FIELDS = ("topic_id", "subtopic_id", "insights", "document_ids")
+_RR_FIELDS = ("event_id", "title", "documents", "reference")
 _ROLES: dict[str, type[ChatMessage]] = {
     "system": ChatMessageSystem,
     "user": ChatMessageUser,
@@ -67,6 +69,11 @@ VERDICT = {
     "additionalProperties": False,
 }
 """The judge prompt's answer, asked as structured output where the grader's provider can."""
+ENTAILS_TOKENS = 32
+"""Completion cap of one entailment verdict (``{"entails": true}``)."""
+RR_JUDGE_TOKENS = 512
+"""Completion cap of one writing or informativeness judge (a Prometheus grade's feedback, then
+its score)."""
 
 
 def chat(messages: list[dict[str, str]]) -> list[ChatMessage]:
@@ -337,5 +344,80 @@ def summhay_task(
     options as :func:`lveval_task`'s (the pooled metrics are not binned)."""
     policy = LengthPolicy.from_options(max_length, tokenizer, overlength)
     keep, score, prompt = _SUMMHAY_FIELDS, summhay_judge(mode), harness.summhay_messages
+    args = (prompt, "reference", keep, score, max_tokens, cutoff, export, policy)
+    return _task(config, repo, revision, *args)
+
+
+def _structured(name: str, schema: dict[str, Any], max_tokens: int) -> GenerateConfig:
+    """Greedy, capped at ``max_tokens``, asking for JSON of ``schema`` where the provider can."""
+    return GenerateConfig(
+        temperature=0.0,
+        max_tokens=max_tokens,
+        response_schema=ResponseSchema(name=name, json_schema=JSONSchema.model_validate(schema)),
+    )
+
+
+@scorer(metrics={name: [mean()] for name in wikigen_rr.METRICS})
+def wikigen_rr_judge() -> Scorer:
+    """WikiGenBench's scores of one RR article (:mod:`.wikigen_rr`): ROUGE-L, and the citation,
+    writing and informativeness scores judged by the grader (``--model-role grader=...``, else
+    the evaluated model). A judged score whose reply held none is NaN, which Inspect leaves out
+    of its mean; the metadata holds every request, reply, verdict and failure."""
+
+    async def score(state: TaskState, target: Target) -> Score | None:
+        if skipped(state):
+            return None
+        article = wikigen_rr.Article.of(state.metadata, state.output.completion)
+        grader = get_model(role="grader")
+        requests, replies = article.requests(), []
+        for request in requests:
+            if request.kind == "entails":
+                config = _structured("entails", ENTAILS_SCHEMA, ENTAILS_TOKENS)
+            else:
+                schema = wikigen_rr.reply_schema(request.kind)
+                config = _structured(request.kind, schema, RR_JUDGE_TOKENS)
+            messages = chat(prompts.messages(request.prompt, request.variables))
+            replies.append((await grader.generate(messages, config=config)).completion)
+        found = wikigen_rr.score(article, replies)
+        value = {k: float("nan") if v is None else v for k, v in found["scores"].items()}
+        return Score(
+            value=value,
+            answer=article.text,
+            metadata={
+                "claims": [
+                    {"section": c.section, "text": c.text, "cited": list(c.cited)}
+                    for c in article.claims
+                ],
+                "requests": [r.kind for r in requests],
+                "replies": replies,
+                "verdicts": found["verdicts"],
+                "supported": found["supported"],
+                "failed_scores": found["failed"],
+            },
+        )
+
+    return score
+
+
+def wikigenbench_rr(
+    config: str,
+    repo: str | None = None,
+    revision: str | None = None,
+    max_tokens: int = 1024,
+    cutoff: str | None = None,
+    export: str | Path | None = None,
+    max_length: int | None = None,
+    tokenizer: str | None = None,
+    overlength: str = "skip",
+) -> Task:
+    """WikiGenBench's RR over the ``rr_contexts`` config: the article from the title and the
+    documents the toolkit's RR read, scored by :func:`wikigen_rr_judge`; the length options as
+    :func:`lveval_task`'s, except that the documents are never cut (``overlength=skip`` only)."""
+    policy = LengthPolicy.from_options(max_length, tokenizer, overlength)
+    if policy.overlength != "skip":
+        raise ValueError(
+            f"overlength {overlength!r}: the RR task cannot cut its documents; use skip"
+        )
+    prompt, keep, score = harness.wikigen_rr_messages, _RR_FIELDS, wikigen_rr_judge()
     args = (prompt, "reference", keep, score, max_tokens, cutoff, export, policy)
     return _task(config, repo, revision, *args)

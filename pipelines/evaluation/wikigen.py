@@ -8,7 +8,7 @@ them for a query and the best are read while they fit ``context_tokens``, at mos
   rerank for title and heading and write the section; join the sections.
 
 Every sentence's citations are then checked by an entailment judge through the LLM layer, and
-scored as in :mod:`builders.wikigen.generation`. Without generation, each reranker's context is
+scored as in :mod:`benchsmith_scoring.wikigen`. Without generation, each reranker's context is
 still scored by *reference recall*: the share of the reference article's numbers and names that
 its chunks contain, a bound on what any reader of that context could state.
 """
@@ -27,6 +27,7 @@ import pyarrow.parquet as pq
 from pydantic import BaseModel
 
 from benchsmith_scoring.leval.metrics import rouge
+from benchsmith_scoring.wikigen import ENTAILS_PROMPT, EntailsError, entails_variables, read_entails
 from benchsmith_scoring.wikigen_judges import SCORES, column, mean_scores
 from builders.ranking import fill_context
 from builders.text import specific_tokens
@@ -44,7 +45,7 @@ from pipelines.embed.records import Chunk
 from pipelines.errors import MissingInputError
 from pipelines.evaluation.wikigen_baselines_settings import WikigenBaselines
 from pipelines.evaluation.wikigen_judges import Judged, judge_articles
-from pipelines.llm import Ask, LLMClient, Outcome, TextAnswer
+from pipelines.llm import AnswerError, Ask, LLMClient, Outcome, TextAnswer
 from pipelines.retrieval.rankers import Ranker
 
 
@@ -142,10 +143,18 @@ class EntailsAnswer(BaseModel):
 
     entails: bool
 
+    @classmethod
+    def from_reply(cls, text: str) -> EntailsAnswer:
+        """Read the reply as the shipped harness task reads it (``read_entails``)."""
+        try:
+            return cls(entails=read_entails(text))
+        except EntailsError as exc:
+            raise AnswerError(str(exc)) from None
+
 
 def entails_ask(premise: str, claim: str) -> Ask[EntailsAnswer]:
     """The entailment judge's ask: does ``premise`` (a cited chunk) entail ``claim``."""
-    return Ask("wikigen/entails", {"premise": premise, "claim": claim}, EntailsAnswer)
+    return Ask(ENTAILS_PROMPT, entails_variables(premise, claim), EntailsAnswer)
 
 
 def _documents(chunks: Sequence[TokenChunk]) -> list[dict[str, Any]]:

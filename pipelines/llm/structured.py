@@ -6,13 +6,14 @@ reply was unusable is what the re-ask tells the model, and what a failed item re
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
+
+from benchsmith_scoring import replies
 
 T = TypeVar("T", bound=BaseModel)
 Check = Callable[[Any], str | None]
@@ -41,24 +42,12 @@ def reason_class(reason: str) -> str:
 
 
 def find_json(text: str) -> Any:
-    """The first JSON object or array in ``text`` (bare, in prose, or in a code fence)."""
-    decoder = json.JSONDecoder()
-    starts = [i for i, ch in enumerate(text) if ch in "{["]
-    if not starts:
-        raise AnswerError("the answer contains no JSON object")
-    first_error = ""
-    for start in starts[:50]:
-        try:
-            value, _ = decoder.raw_decode(text, start)
-        except json.JSONDecodeError as exc:
-            first_error = first_error or f"invalid JSON: {exc.msg} at character {exc.pos}"
-            continue
-        except RecursionError:
-            # a degenerate reply such as "[[[[..." nests deeper than the decoder can follow
-            first_error = first_error or f"invalid JSON: nested too deeply at character {start}"
-            continue
-        return value
-    raise AnswerError(first_error)
+    """The first JSON object or array in ``text`` (bare, in prose, or in a code fence), as the
+    shipped harness tasks find it (:func:`benchsmith_scoring.replies.find_json`)."""
+    try:
+        return replies.find_json(text)
+    except replies.NoJSONError as exc:
+        raise AnswerError(str(exc)) from None
 
 
 def _describe(exc: ValidationError) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from benchsmith_scoring import prompts
+from benchsmith_scoring import prompts, wikigen_judges
 
 
 @dataclass(frozen=True)
@@ -76,7 +76,8 @@ class ConfigSpec:
     in column ``split_key`` (the dataset's ``split_index``).
 
     ``view`` names a function of ``pipelines.publish.views.VIEWS`` applied to the source rows
-    first (e.g. one row per subtopic); ``rename`` (source, published) and ``first_of``
+    first (e.g. one row per subtopic), or of ``DATA_VIEWS``, which also reads the stage outputs
+    ``view_reads`` names; ``rename`` (source, published) and ``first_of``
     (scalar column, list column it takes the first value of) are applied last, so
     ``text_column`` and ``first_of`` name published columns.
     """
@@ -92,6 +93,7 @@ class ConfigSpec:
     group_by: str | None = None
     group_order: tuple[str, ...] = ()
     view: str | None = None
+    view_reads: tuple[str, ...] = ()
     vectors: tuple[str, ...] = ()
     drop: tuple[str, ...] = ()
     url_only_drop: tuple[str, ...] = ()
@@ -184,6 +186,7 @@ class DatasetSpec:
         (its statistics name theirs); each is ``<stage>/<path in that stage's folder>``."""
         paths = [c.source for c in self.configs]
         paths += [c.join.source for c in self.configs if c.join]
+        paths += [p for c in self.configs for p in c.view_reads]
         paths += [c.dated.via.source for c in self.configs if c.dated and c.dated.via]
         paths += [ENTRIES] if any(c.dated for c in self.configs) else []  # the events' dates
         paths += [CONTAMINATION] if self.contamination else []
@@ -192,6 +195,7 @@ class DatasetSpec:
 
 
 ENTRIES = "wikigen/entries.parquet"
+CHUNKS = "chunk/chunks.parquet"
 CONTAMINATION = "contamination/contamination.json"
 LVEVAL_TASK = InspectTask(
     input="question",
@@ -256,6 +260,25 @@ WIKIGEN_HARNESS = HarnessTask(
     inspect_task="wikigen_task",
     requires=("jinja2", "bpe-openai", "rouge-score"),
 )
+RR_RERANKER = "dense"
+"""The reranker whose RR contexts are published (``rr_contexts``): the paper's default, DPR
+(WikiGenBench, Section 4.1), is the toolkit's dense retriever."""
+WIKIGEN_RR_HARNESS = HarnessTask(
+    prompt="wikigen_rr_messages",
+    results="",
+    metrics=(
+        "rouge_l",
+        "citation_recall",
+        "citation_precision",
+        "citation_rate",
+        *map(wikigen_judges.column, wikigen_judges.SCORES),
+    ),
+    target="reference",
+    max_gen_toks=1024,
+    inspect_task="wikigenbench_rr",
+    requires=("jinja2", "bpe-openai", "rouge-score", "nltk"),
+    lm_eval=False,
+)
 SUMMHAY_HARNESS = HarnessTask(
     prompt="summhay_messages",
     results="",
@@ -318,7 +341,7 @@ DATASETS: dict[str, DatasetSpec] = {
                 ),
                 ConfigSpec(
                     "chunks",
-                    "chunk/chunks.parquet",
+                    CHUNKS,
                     "Related documents cut into retrieval chunks with character and word offsets.",
                     split_key="entry_id",
                     where=(("corpus", "web"),),
@@ -341,6 +364,52 @@ DATASETS: dict[str, DatasetSpec] = {
                     optional=True,
                     dated=Dated("entry_id"),
                     ids=("chunk_id",),
+                ),
+                ConfigSpec(
+                    "rr_contexts",
+                    "wikigen_baselines/retrieval.parquet",
+                    "Per entry, the chunks the toolkit's RR baseline read with the "
+                    f"`{RR_RERANKER}` reranker (WikiGenBench's default, DPR; its encoder is "
+                    "`dense_model` under Baselines), in the order shown and numbered as the RR "
+                    "prompt numbers them (`documents.n`); `reference` is the text the baseline's "
+                    "ROUGE-L is scored against (the lead and the sections' texts). The "
+                    "`wikigenbench_rr` Inspect task writes from these and judges the citations.",
+                    split_column="split",
+                    where=(("retriever", RR_RERANKER),),
+                    view="wikigen_rr_contexts",
+                    view_reads=(CHUNKS, ENTRIES),
+                    fields=(
+                        ("retriever", "The reranker that chose the chunks."),
+                        (
+                            "documents",
+                            "The chunks shown, in order: `n` (the number the RR prompt gives "
+                            "the chunk and citations use), `chunk_id`, `document_id` and `text` "
+                            "(of the chunks config).",
+                        ),
+                        (
+                            "reference",
+                            "The reference text ROUGE-L is scored against, as the toolkit "
+                            "scores it: the lead, then every section's text, paragraphs apart "
+                            "(no headings).",
+                        ),
+                        (
+                            "context_tokens",
+                            "Tokens of the chunks shown, in the toolkit's `retrieval.tokenizer`: "
+                            "what the `wikigen_baselines.context_tokens` budget was filled with.",
+                        ),
+                        (
+                            "reference_recall",
+                            "Share of the reference's numbers and capitalised names found in "
+                            "the chunks shown (the toolkit's bound on what a reader could state).",
+                        ),
+                    ),
+                    url_only_drop=("documents.text",),
+                    text_column="documents.text",
+                    task=True,
+                    harness=WIKIGEN_RR_HARNESS,
+                    tokens=REQUEST,
+                    dated=Dated("event_id"),
+                    ids=("event_id",),
                 ),
             ),
             license="other",

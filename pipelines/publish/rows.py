@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import pyarrow as pa
@@ -15,7 +16,7 @@ from pipelines.errors import PublishError
 from pipelines.publish.dating import Dating
 from pipelines.publish.registry import ConfigSpec
 from pipelines.publish.token_counts import COLUMN, token_column
-from pipelines.publish.views import VIEWS, View
+from pipelines.publish.views import DATA_VIEWS, VIEWS, View
 
 UNASSIGNED = "unassigned"
 """Split of rows whose entry is not in the split index (kept, and counted in the card)."""
@@ -46,7 +47,7 @@ def _transform(rows: Rows, table: pa.Table) -> pa.Table:
     spec, joined = rows.spec, rows.joined
     table = table.replace_schema_metadata(None)
     if spec.view is not None:
-        table = _view(spec)(table)
+        table = _view(spec, rows.data)(table)
     if joined is not None and spec.join is not None:
         # a lookup, not Table.join: order is kept and list columns are allowed
         at = pc.index_in(
@@ -74,11 +75,12 @@ def _transform(rows: Rows, table: pa.Table) -> pa.Table:
     return table
 
 
-def _view(spec: ConfigSpec) -> View:
+def _view(spec: ConfigSpec, data: Path) -> View:
+    if spec.view in DATA_VIEWS:
+        return partial(DATA_VIEWS[spec.view], data=data)
     if spec.view not in VIEWS:
-        raise PublishError(
-            f"config {spec.name!r}: unknown view {spec.view!r} (known: {', '.join(sorted(VIEWS))})"
-        )
+        known = ", ".join(sorted([*VIEWS, *DATA_VIEWS]))
+        raise PublishError(f"config {spec.name!r}: unknown view {spec.view!r} (known: {known})")
     return VIEWS[spec.view]
 
 

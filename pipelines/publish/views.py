@@ -8,13 +8,21 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from benchsmith_scoring.summhay import document_numbers, numbered_documents
+from benchsmith_scoring.wikigen import reference_article
+from pipelines.errors import MissingInputError, PublishError
+from pipelines.publish.registry import CHUNKS, ENTRIES
 
 View = Callable[[pa.Table], pa.Table]
+DataView = Callable[[pa.Table, Path], pa.Table]
+"""A view that also reads other stage outputs (``ConfigSpec.view_reads``) under the data
+folder it is given."""
 
 INSIGHT = pa.struct(
     [
@@ -120,10 +128,82 @@ def wikigen_entries(table: pa.Table) -> pa.Table:
     return table.add_column(at, "article", pa.array(articles, pa.string()))
 
 
+RR_DOCUMENT = pa.struct(
+    [
+        ("n", pa.int32()),
+        ("chunk_id", pa.string()),
+        ("document_id", pa.string()),
+        ("text", pa.string()),
+    ]
+)
+RR_CONTEXT_SCHEMA = pa.schema(
+    [
+        ("event_id", pa.string()),
+        ("split", pa.string()),
+        ("retriever", pa.string()),
+        ("title", pa.string()),
+        ("documents", pa.list_(RR_DOCUMENT)),
+        ("reference", pa.string()),
+        ("context_tokens", pa.int32()),
+        ("reference_recall", pa.float64()),
+    ]
+)
+
+
+def _read(data: Path, source: str, columns: list[str], key: str, wanted: set[str]) -> pa.Table:
+    """The rows of ``data/source`` whose ``key`` is in ``wanted``."""
+    path = data / source
+    if not path.is_file():
+        raise MissingInputError(f"missing {path} (read by the rr_contexts view)", path)
+    return pq.read_table(path, columns=columns, filters=[(key, "in", sorted(wanted))])
+
+
+def wikigen_rr_contexts(table: pa.Table, data: Path) -> pa.Table:
+    """The ``wikigen_baselines`` stage's RR contexts (``retrieval.parquet``: per entry and
+    reranker, the chunk ids its title's context read, in order) as the RR prompt shows them:
+    the title, and ``documents`` numbered from 1 (``n``) with each chunk's text (the chunk
+    stage's); with ``reference``, the text the toolkit scores ROUGE-L against (the lead and
+    every section's text, :func:`benchsmith_scoring.wikigen.reference_article`)."""
+    rows = table.to_pylist()
+    if not rows:
+        return RR_CONTEXT_SCHEMA.empty_table()
+    ids = {c for r in rows for c in r["chunk_ids"] or []}
+    columns = ["chunk_id", "document_id", "text"]
+    chunks = {c["chunk_id"]: c for c in _read(data, CHUNKS, columns, "chunk_id", ids).to_pylist()}
+    columns = ["event_id", "title", "summary", "sections"]
+    events = {r["event_id"] for r in rows}
+    entries = _read(data, ENTRIES, columns, "event_id", events).to_pylist()
+    entries_by_id = {e["event_id"]: e for e in entries}
+    out = []
+    for row in rows:
+        entry = entries_by_id.get(row["event_id"])
+        missing = [c for c in row["chunk_ids"] or [] if c not in chunks]
+        if entry is None or missing:
+            what = f"chunk {missing[0]!r} ({data / CHUNKS})" if missing else "its entry"
+            raise PublishError(
+                f"the RR context of {row['event_id']!r} ({row['retriever']}) names {what}, "
+                "which is not there; rerun 'dvc repro wikigen_baselines'"
+            )
+        sections = [s["text"] for s in entry["sections"] or []]
+        documents = [{"n": n, **chunks[c]} for n, c in enumerate(row["chunk_ids"] or [], 1)]
+        out.append(
+            {
+                **{k: row[k] for k in ("event_id", "split", "retriever")},
+                "title": entry["title"],
+                "documents": documents,
+                "reference": reference_article(entry["summary"], sections),
+                **{k: row[k] for k in ("context_tokens", "reference_recall")},
+            }
+        )
+    return pa.Table.from_pylist(out, schema=RR_CONTEXT_SCHEMA)
+
+
 VIEWS: dict[str, View] = {
     "summhay_subtopics": summhay_subtopics,
     "wikigen_entries": wikigen_entries,
 }
+DATA_VIEWS: dict[str, DataView] = {"wikigen_rr_contexts": wikigen_rr_contexts}
+"""Views that read other stage outputs too, given the data folder."""
 
 
 @dataclass(frozen=True)

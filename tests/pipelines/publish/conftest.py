@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from pipelines.embed.settings import ChunkSettings
+from pipelines.publish.registry import RR_RERANKER
 from pipelines.publish.settings import PublishSettings
 from pipelines.settings import Params
 from tests.support.shared import built_once
@@ -23,6 +24,7 @@ def publish_data(
     from pipelines.stages.chunk import run_chunk
     from pipelines.stages.embed import run_embed
     from pipelines.stages.lveval import run_lveval
+    from pipelines.stages.wikigen_baselines import run_wikigen_baselines
 
     def build(folder: Path) -> None:
         data = folder / "data"
@@ -37,6 +39,21 @@ def publish_data(
             out=data / "chunk",
         )
         run_embed(params.embed, chunks=data / "chunk" / "chunks.parquet", out=data / "embed")
+        # the rr_contexts config's source: the RR contexts of its reranker (no articles written)
+        rr = params.wikigen_baselines.model_copy(
+            update={"retrievers": [RR_RERANKER], "methods": ["rr"], "generate": False}
+        )
+        reranked = folder / "wikigen-baselines"
+        run_wikigen_baselines(
+            rr,
+            entries=data / "wikigen" / "entries.parquet",
+            chunks=data / "chunk" / "chunks.parquet",
+            out=reranked,
+            llm=params.llm,
+            retrieval=params.resolved_retrieval(),
+        )
+        (data / "wikigen_baselines").mkdir()
+        shutil.copy(reranked / "retrieval.parquet", data / "wikigen_baselines")
         run_lveval(
             params.lveval,
             entries=data / "wikigen" / "entries.parquet",

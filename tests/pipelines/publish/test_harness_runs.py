@@ -29,11 +29,18 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
+from benchsmith_scoring import wikigen_judges as judges
+from benchsmith_scoring.harness import wikigen_rr_messages
 from benchsmith_scoring.lengths import auc, bin_name, bin_of, mean_by_bin
 from benchsmith_scoring.leval.metrics import rouge
 from benchsmith_scoring.lveval import ak_score
 from benchsmith_scoring.summhay import Verdict, parse_summary, score_insights, summarize_scores
+from benchsmith_scoring.wikigen_rr import METRICS
 from builders.summhay.answers import JudgeAnswer
+from builders.wikigen.generation import article_claims, citation_scores
+from pipelines.evaluation.wikigen import EntailsAnswer
+from pipelines.evaluation.wikigen_judges import ANSWERS, RubricGrade, scores_of
+from pipelines.llm.structured import AnswerError, parse_answer
 from tests.support.smollm import SmolLMServer
 from tests.support.snapshot import ROOT
 from tests.support.venvs import INSPECT_AI, LM_EVAL, venv_with
@@ -43,6 +50,8 @@ LIMIT = 2
 MAX_TOKENS = 32
 """Completion cap for every task here (WikiGenBench's own 1024 would take minutes)."""
 OFFLINE = {"HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1", "NO_COLOR": "1"}
+JUDGED = {"lveval": [], "wikigenbench": ["rr_contexts"]}
+"""The Inspect tasks that judge with a grader (no lm-eval task), per dataset."""
 WINDOW = 4096
 TOKENIZER = "cl100k_base"
 """The window both harnesses are given: the snapshot's 2k level fits it, its 4k and 8k do not."""
@@ -244,13 +253,19 @@ def test_a_second_lm_eval_run_asks_the_model_nothing_and_converts_no_data(
 
 
 def run_inspect(
-    export: Path, dataset: str, work: Path, server: SmolLMServer, options: Sequence[str] = ()
+    export: Path,
+    dataset: str,
+    work: Path,
+    server: SmolLMServer,
+    options: Sequence[str] = (),
+    tasks: Sequence[str] = (),
 ) -> list[dict]:
-    """Run every task of the dataset's inspect/tasks.py (with ``options``, e.g. ``-T k=v``);
-    return the JSON logs."""
+    """Run the ``tasks`` (configs; every one by default) of the dataset's inspect/tasks.py (with
+    ``options``, e.g. ``-T k=v``); return the JSON logs."""
     bin_dir = venv_with("inspect", INSPECT_AI)
+    chosen = [f"inspect/tasks.py@{t}" for t in tasks] or ["inspect/tasks.py"]
     command = [
-        str(bin_dir / "inspect"), "eval", "inspect/tasks.py", "--model",
+        str(bin_dir / "inspect"), "eval", *chosen, "--model",
         f"openai-api/smollm/{server.model}", "--limit", str(LIMIT), "--max-tokens",
         str(MAX_TOKENS), "--max-connections", "1", "--log-dir", str(work / "logs"),
         "--log-format", "json", "--display", "plain", *options,
@@ -288,10 +303,12 @@ def test_inspect_runs_every_generated_task_and_scores_as_benchsmith(
     scored, the task's metadata reports them, and the rest score as benchsmith and lm-eval
     score them, per length bin too."""
     window = ("-T", f"max_length={WINDOW}", "-T", f"tokenizer={TOKENIZER}")
-    logs = run_inspect(hub_export, dataset, tmp_path, model, window)
-    by_config = {log["eval"]["dataset"]["name"]: log for log in logs}
     configs = [re.sub(rf"^{dataset}_", "", t) for t in generated_tasks(hub_export, dataset)]
-    assert sorted(by_config) == sorted(configs) == inspect_configs(hub_export, dataset)
+    # the judged tasks lm-eval cannot run are tested on their own
+    assert sorted(set(inspect_configs(hub_export, dataset)) - set(configs)) == JUDGED[dataset]
+    logs = run_inspect(hub_export, dataset, tmp_path, model, window, configs)
+    by_config = {log["eval"]["dataset"]["name"]: log for log in logs}
+    assert sorted(by_config) == sorted(configs)
     for config, log in by_config.items():
         rows = published_rows(hub_export, dataset, config)
         kept = fitting(dataset, rows)
@@ -411,3 +428,77 @@ def test_both_harnesses_take_a_cutoff_and_keep_only_later_events(
         assert done.returncode == 0, done.stderr[-3000:]
         kept = json.loads(done.stdout.strip().splitlines()[-1])
         assert sorted(kept) == sorted(test & later), bin_dir
+
+
+def toolkit_rr_scores(row: dict[str, Any], completion: str, meta: dict[str, Any]) -> dict:
+    """The toolkit's scores of an RR article (``wikigen_baselines``' functions and answer
+    models) given the grader's replies recorded in the Inspect log: None where a judge failed."""
+    text = completion.strip()  # the toolkit keeps a reply stripped
+    shown = [d["chunk_id"] for d in sorted(row["documents"], key=lambda d: d["n"])]
+    found = article_claims(text, shown)
+    assert meta["claims"] == [
+        {"section": c.section, "text": c.text, "cited": list(c.cited)} for c in found
+    ]
+    judged_by = [j for j in judges.judges(judges.SCORES)]
+    asked = ["entails" for c in found for d in c.cited if d]
+    assert meta["requests"] == asked + judged_by
+    replies = iter(meta["replies"])
+    verdicts = []
+    for _ in asked:
+        try:
+            verdicts.append(parse_answer(next(replies), EntailsAnswer).entails)
+        except AnswerError:
+            verdicts.append(None)
+    assert meta["verdicts"] == verdicts
+    it = iter(verdicts)
+    supported = [[bool(next(it)) if d else False for d in c.cited] for c in found]
+    cites = citation_scores(found, supported)
+    scores = {
+        "rouge_l": rouge(text, row["reference"], stem=True).rougeL,
+        "citation_recall": cites.recall,
+        "citation_precision": cites.precision,
+        "citation_rate": cites.rate,
+    } | {judges.column(s): None for s in judges.SCORES}
+    for judge in judged_by:
+        try:
+            answer = parse_answer(next(replies), ANSWERS.get(judge, RubricGrade))
+        except AnswerError:
+            continue
+        scores |= {judges.column(k): v for k, v in scores_of(judge, answer).items()}
+    return scores
+
+
+def test_inspect_rr_task_writes_from_the_published_context_and_scores_as_the_toolkit(
+    hub_export: Path, model: SmolLMServer, tmp_path: Path
+) -> None:
+    """``wikigenbench_rr``, SmolLM2 as writer and grader: each sample's prompt is the row's RR
+    prompt, and every score and mean Inspect reports is the toolkit's on the same completion
+    and the grader replies its log records (a failed judged score out of its mean)."""
+    logs = run_inspect(hub_export, "wikigenbench", tmp_path, model, tasks=["rr_contexts"])
+    (log,) = [log for log in logs if log["eval"]["dataset"]["name"] == "rr_contexts"]
+    rows = published_rows(hub_export, "wikigenbench", "rr_contexts")
+    per_metric: dict[str, list[float]] = {m: [] for m in METRICS}
+    judged = 0
+    for sample in log["samples"]:
+        row = rows[int(sample["id"].rsplit("-", 1)[1])]
+        sent = [m["content"] for m in sample["input"] if m["role"] == "user"]
+        assert sent == [m["content"] for m in wikigen_rr_messages(row) if m["role"] == "user"]
+        score = sample["scores"]["wikigen_rr_judge"]
+        ours = toolkit_rr_scores(row, completion_of(sample), score["metadata"])
+        for name, value in ours.items():
+            reported = score["value"][name]
+            if value is None:  # a failed judge: NaN, left out of the mean
+                assert reported != reported, name
+                continue
+            assert reported == pytest.approx(value, abs=1e-12), name
+            per_metric[name].append(value)
+        judged += len(score["metadata"]["replies"])
+    assert judged >= 2 * len(judges.judges(judges.SCORES))  # the grader was asked
+    (entry,) = log["results"]["scores"]
+    assert entry["metrics"].keys() == set(METRICS)
+    for name, values in per_metric.items():
+        mean = entry["metrics"][name]["value"]
+        if values:
+            assert mean == pytest.approx(sum(values) / len(values), abs=1e-9), name
+        else:
+            assert mean != mean or mean is None, name

@@ -98,7 +98,8 @@ def assert_counts_exact(dataset: Path, encoders: dict[str, tuple[Encode, Any]]) 
 def test_every_row_counts_exactly_its_request_in_the_default_tokenizers(hub_export):
     encoders = {name: (openai_encoder(name), None) for name in ("cl100k_base", "o200k_base")}
     checked = sum(assert_counts_exact(hub_export / name, encoders) for name in DATASETS)
-    assert checked == 324 + 12 + 3 + 13 + 211  # LV-Eval, subtopics, haystacks, entries, documents
+    # LV-Eval, subtopics, haystacks, entries, documents, rr_contexts
+    assert checked == 324 + 12 + 3 + 13 + 211 + 13
 
 
 def test_smollm2_counts_equal_its_whole_text_encoding_with_its_chat_template(
@@ -128,7 +129,7 @@ def test_smollm2_counts_equal_its_whole_text_encoding_with_its_chat_template(
                     shard_bytes=10**9, tokenizers=tokenizers,
                 )  # fmt: skip
         checked += assert_counts_exact(out, encoders)
-    assert checked == 108 + 12 + 3 + 13 + 211
+    assert checked == 108 + 12 + 3 + 13 + 211 + 13  # ... entries, documents, rr_contexts
 
 
 def test_data_configs_count_the_text_alone_and_null_without_text(
