@@ -358,11 +358,13 @@ def _structured(name: str, schema: dict[str, Any], max_tokens: int) -> GenerateC
 
 
 @scorer(metrics={name: [mean()] for name in wikigen_rr.METRICS})
-def wikigen_rr_judge() -> Scorer:
+def wikigen_rr_judge(judge_tokens: int = RR_JUDGE_TOKENS) -> Scorer:
     """WikiGenBench's scores of one RR article (:mod:`.wikigen_rr`): ROUGE-L, and the citation,
     writing and informativeness scores judged by the grader (``--model-role grader=...``, else
     the evaluated model). A judged score whose reply held none is NaN, which Inspect leaves out
-    of its mean; the metadata holds every request, reply, verdict and failure."""
+    of its mean; the metadata holds every request, reply, verdict and failure. ``judge_tokens``
+    caps each writing or informativeness judge's reply (a Prometheus feedback is sized to fit)."""
+    room = wikigen_rr.feedback_chars(judge_tokens)
 
     async def score(state: TaskState, target: Target) -> Score | None:
         if skipped(state):
@@ -374,8 +376,8 @@ def wikigen_rr_judge() -> Scorer:
             if request.kind == "entails":
                 config = _structured("entails", ENTAILS_SCHEMA, ENTAILS_TOKENS)
             else:
-                schema = wikigen_rr.reply_schema(request.kind)
-                config = _structured(request.kind, schema, RR_JUDGE_TOKENS)
+                schema = wikigen_rr.reply_schema(request.kind, room)
+                config = _structured(request.kind, schema, judge_tokens)
             messages = chat(prompts.messages(request.prompt, request.variables))
             replies.append((await grader.generate(messages, config=config)).completion)
         found = wikigen_rr.score(article, replies)
@@ -409,15 +411,22 @@ def wikigenbench_rr(
     max_length: int | None = None,
     tokenizer: str | None = None,
     overlength: str = "skip",
+    judge_tokens: int | None = None,
 ) -> Task:
     """WikiGenBench's RR over the ``rr_contexts`` config: the article from the title and the
-    documents the toolkit's RR read, scored by :func:`wikigen_rr_judge`; the length options as
-    :func:`lveval_task`'s, except that the documents are never cut (``overlength=skip`` only)."""
+    documents the toolkit's RR read, scored by :func:`wikigen_rr_judge` (``judge_tokens`` caps
+    a writing or informativeness judge's reply, unset: ``RR_JUDGE_TOKENS``); the length options
+    as :func:`lveval_task`'s, except that the documents are never cut (``overlength=skip``
+    only)."""
     policy = LengthPolicy.from_options(max_length, tokenizer, overlength)
     if policy.overlength != "skip":
         raise ValueError(
             f"overlength {overlength!r}: the RR task cannot cut its documents; use skip"
         )
-    prompt, keep, score = harness.wikigen_rr_messages, _RR_FIELDS, wikigen_rr_judge()
+    prompt, keep, score = (
+        harness.wikigen_rr_messages,
+        _RR_FIELDS,
+        wikigen_rr_judge(judge_tokens or RR_JUDGE_TOKENS),
+    )
     args = (prompt, "reference", keep, score, max_tokens, cutoff, export, policy)
     return _task(config, repo, revision, *args)

@@ -35,21 +35,27 @@ FEEDBACK_CHARS = 600
 """Most characters of a Prometheus grade's feedback asked as JSON (the score follows it)."""
 
 
+def feedback_chars(judge_tokens: int) -> int:
+    """The feedback's length that leaves a grade of ``judge_tokens`` room for its score: three
+    characters a token, less the JSON around it, at most :data:`FEEDBACK_CHARS`."""
+    return max(24, min(FEEDBACK_CHARS, 3 * judge_tokens - 40))
+
+
 def _integer(low: int, high: int) -> dict[str, Any]:
     return {"type": "integer", "minimum": low, "maximum": high}
 
 
-def reply_schema(judge: str) -> dict[str, Any]:
+def reply_schema(judge: str, feedback_chars: int = FEEDBACK_CHARS) -> dict[str, Any]:
     """The JSON a judge is asked for under structured output, as its reader reads it:
     ``fluency``, ``informativeness`` and ``faithfulness`` (0-5); an outline ``score`` (0-5); a
-    Prometheus ``feedback`` and ``score`` (1-5)."""
+    Prometheus ``feedback`` of at most ``feedback_chars`` and ``score`` (1-5)."""
     if judge == "fluency":
         names = ("fluency", "informativeness", "faithfulness")
         properties = {n: _integer(*judges.ZERO_TO_FIVE) for n in names}
     elif judge == "outline":
         properties = {"score": _integer(*judges.ZERO_TO_FIVE)}
     else:
-        feedback = {"type": "string", "maxLength": FEEDBACK_CHARS}
+        feedback = {"type": "string", "maxLength": feedback_chars}
         properties = {"feedback": feedback, "score": _integer(*judges.ONE_TO_FIVE)}
     return {
         "type": "object",

@@ -230,11 +230,13 @@ def inspect_tasks_py(
         harness = config.spec.harness
         assert harness is not None
         name = re.sub(r"\W", "_", config.name)
+        extra = "".join(f"    {o}: int | None = None,\n" for o in harness.inspect_options)
+        passed = "".join(f", {o}={o}" for o in harness.inspect_options)
         lines.append(
-            f"\n\n@task\ndef {name}({_TASK_PARAMETERS}) -> Task:\n"
+            f"\n\n@task\ndef {name}({_TASK_PARAMETERS}{extra}) -> Task:\n"
             f"    return {harness.inspect_task}({config.name!r}, REPO, REVISION, "
             f"max_tokens={harness.max_gen_toks},\n        cutoff=cutoff, export=EXPORT, "
-            "max_length=max_length, tokenizer=tokenizer, overlength=overlength)\n"
+            f"max_length=max_length, tokenizer=tokenizer, overlength=overlength{passed})\n"
         )
     return "".join(lines)
 

@@ -63,6 +63,9 @@ class HarnessTask:
     task is given a window (``tokenizers`` does for a ``tokenizer.json``)."""
     lm_eval: bool = True
     """Whether lm-eval can run it: its ``process_results`` cannot call a judge model."""
+    inspect_options: tuple[str, ...] = ()
+    """Integer ``-T`` options of its Inspect task beyond every task's (unset: the task's
+    default), passed through by the generated task."""
 
 
 @dataclass(frozen=True)
@@ -278,6 +281,7 @@ WIKIGEN_RR_HARNESS = HarnessTask(
     inspect_task="wikigenbench_rr",
     requires=("jinja2", "bpe-openai", "rouge-score", "nltk"),
     lm_eval=False,
+    inspect_options=("judge_tokens",),
 )
 SUMMHAY_HARNESS = HarnessTask(
     prompt="summhay_messages",
