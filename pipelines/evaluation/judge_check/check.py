@@ -11,7 +11,7 @@ from builders.summhay import eval_responders
 from builders.wikigen import responders as wikigen_responders
 from pipelines.evaluation.judge_check.agreement import agreement, coverage_extras, failures
 from pipelines.evaluation.judge_check.labels import read_labels
-from pipelines.evaluation.judge_check.verdicts import LABELS, LabelFile, Labelled
+from pipelines.evaluation.judge_check.verdicts import LABELS, LabelFile, Labelled, report_head
 from pipelines.evaluation.judge_check.wikigen_rubric import run_rubric_check
 from pipelines.evaluation.wikigen import EntailsAnswer
 from pipelines.llm import LLMClient, LLMSettings, Outcome
@@ -62,13 +62,7 @@ def run_check(labels: LabelFile, client: LLMClient) -> dict[str, Any]:
     answered = [r for r in rows if r["status"] == "ok"]
     llm = client.stats()
     report: dict[str, Any] = {
-        "file": str(labels.path),
-        "format": labels.format,
-        "judge": labels.judge,
-        "backend": llm["backend"],
-        "model": llm["model"],
-        "items": len(rows),
-        "skipped": labels.skipped,
+        **report_head(labels, llm, len(rows)),
         "answered": len(answered),
         "failed": len(rows) - len(answered),
         **agreement(

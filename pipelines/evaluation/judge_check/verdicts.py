@@ -122,3 +122,17 @@ def parse_json(path: Path, text: str, line: int | None = None) -> Any:
         raise LabelFileError(
             f"{path}:{where}: not valid JSON: {exc.msg} (column {exc.colno})"
         ) from None
+
+
+def report_head(labels: LabelFile, llm: dict[str, Any], rows: int) -> dict[str, Any]:
+    """The first keys of every judge check's report: the file, its judge, the model asked and
+    how many labels were read (``rows``) and skipped."""
+    return {
+        "file": str(labels.path),
+        "format": labels.format,
+        "judge": labels.judge,
+        "backend": llm["backend"],
+        "model": llm["model"],
+        "items": rows,
+        "skipped": labels.skipped,
+    }

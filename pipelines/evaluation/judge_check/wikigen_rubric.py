@@ -14,7 +14,7 @@ from typing import Any
 
 from benchsmith_scoring import wikigen_judges as paper
 from pipelines.evaluation.judge_check.agreement import failures, score_agreement
-from pipelines.evaluation.judge_check.verdicts import LabelFile, Scored
+from pipelines.evaluation.judge_check.verdicts import LabelFile, Scored, report_head
 from pipelines.evaluation.wikigen_judges import Judged, JudgedScores, judge_articles
 from pipelines.llm import LLMClient
 
@@ -88,13 +88,7 @@ def run_rubric_check(labels: LabelFile, client: LLMClient) -> dict[str, Any]:
     answered = sum(r["status"] == "ok" for r in rows)
     llm = client.stats()
     return {
-        "file": str(labels.path),
-        "format": labels.format,
-        "judge": labels.judge,
-        "backend": llm["backend"],
-        "model": llm["model"],
-        "items": len(rows),
-        "skipped": labels.skipped,
+        **report_head(labels, llm, len(rows)),
         "articles": len(judged),
         "judge_calls": calls,
         "answered": answered,
