@@ -255,7 +255,7 @@ def _cast(table: pa.Table, schema: pa.Schema, source: Path, name: str) -> pa.Tab
 
 def word_lengths(table: pa.Table, path: str) -> list[int]:
     """Word counts of a text column, of a text field in a list of structs (``"a.b"``), or the
-    values of a word-count column."""
+    values of a word-count column; none when the column or field is not there."""
     column, _, child = path.partition(".")
     if column not in table.column_names:
         return []
@@ -263,7 +263,10 @@ def word_lengths(table: pa.Table, path: str) -> list[int]:
     for part in row_slices(table.select([column])):
         array = part.column(column).combine_chunks()
         if child:
-            array = pc.list_flatten(array).field(child)
+            flat = pc.list_flatten(array)
+            if flat.type.get_field_index(child) < 0:
+                return []  # dropped (a URL-only export's texts)
+            array = flat.field(child)
         if pa.types.is_integer(array.type):  # a word count column already
             lengths += [n for n in array.to_pylist() if n]
         else:

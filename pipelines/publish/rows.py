@@ -43,7 +43,7 @@ class Rows:
 
 def _transform(rows: Rows, table: pa.Table) -> pa.Table:
     """View, join, filter, date, assign splits (column ``_split``), drop, redact and rename
-    columns of one batch, then count its tokens."""
+    columns of one batch, with its tokens counted before a URL-only export drops texts."""
     spec, joined = rows.spec, rows.joined
     table = table.replace_schema_metadata(None)
     if spec.view is not None:
@@ -64,14 +64,19 @@ def _transform(rows: Rows, table: pa.Table) -> pa.Table:
     table = table.append_column("_split", _splits(table, spec, rows.splits_of))
     for column in spec.drop:
         table = table.drop_columns([column]) if column in table.column_names else table
+    counts = None
+    if spec.tokens and rows.tokenizers:
+        # counted before a URL-only export drops texts: the request once they are rehydrated
+        whole = _first_values(_renamed(table, spec), spec)
+        counts = token_column(whole, spec, rows.tokenizers)
     if rows.url_only:
         for path in spec.url_only_drop:
             table = drop_path(table, path)
     for column in spec.vectors:
         table = _fixed_vectors(table, column, spec)
     table = _first_values(_renamed(table, spec), spec)
-    if spec.tokens and rows.tokenizers:
-        table = table.append_column(COLUMN, token_column(table, spec, rows.tokenizers))
+    if counts is not None:
+        table = table.append_column(COLUMN, counts)
     return table
 
 

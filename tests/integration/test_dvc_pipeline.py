@@ -54,12 +54,14 @@ SMALLER_WORLD = {
         "retrievers": ["random", "bm25"],
         "prr_retriever": "bm25",
         "meteor": False,
+        "judge_scores": [],
+        "outline_metrics": False,
     },
     "summhay_baselines": {"retrievers": ["random", "keywords", "bm25", "oracle"]},
 }
 """What this test changes of the snapshot's settings besides the window and the encoder. DVC's
 behaviour does not depend on the number of events, on context length, on which retrievers rank
-or on which encoder embeds, or on METEOR's jar (5 s to start), and every stage runs in four
+or on which encoder embeds, or on the article scores (METEOR's jar, the judges, the outline metrics), and every stage runs in four
 builds here: on the snapshot's twelve
 events, LV-Eval levels (2k, 4k, 8k) and the dense retriever (which embeds every record's context
 anew), lveval_baselines alone took 74 s a build. The embed stage still embeds every chunk, with

@@ -26,7 +26,13 @@ def test_rr_articles_from_a_real_model_are_kept_judged_and_cached(
 ) -> None:  # fmt: skip
     entries = tmp_path / "entries.parquet"
     pq.write_table(pq.read_table(snapshot_entries).slice(0, 2), entries)
-    small = {"retrievers": ["bm25"], "methods": ["rr"], "top_k": 2, "context_tokens": 700}
+    # each kind of judge once (a score line, an outline number, a Prometheus grade), no METEOR
+    # or outline metrics (no model there; the stage tests check them)
+    small = {
+        "retrievers": ["bm25"], "methods": ["rr"], "top_k": 2, "context_tokens": 700,
+        "judge_scores": ["fluency", "info", "outline", "focus"], "meteor": False,
+        "outline_metrics": False,
+    }  # fmt: skip
     settings = params.wikigen_baselines.model_copy(update=small)
     llm = llm_settings(server, tmp_path / "llm.sqlite", max_tokens=160)
 
@@ -48,6 +54,10 @@ def test_rr_articles_from_a_real_model_are_kept_judged_and_cached(
             assert set(claim["cited"]) - {""} <= set(row["chunk_ids"])
             assert len(claim["supported"]) == len(claim["cited"])
         assert 0 <= row["citation_precision"] <= row["citation_recall"] <= 1
+        # schema-bounded judge answers: every asked score is there, in its range
+        assert row["failed_scores"] == []
+        assert 0 <= row["fluency_score"] <= 5 and 0 <= row["outline_score"] <= 5
+        assert 1 <= row["focus_score"] <= 5 and row["coverage_score"] is None
     first = json.loads((tmp_path / "first" / "stats.json").read_text())["llm"]
     assert first["calls"] > 0 and first["backend"] == "openai"
     assert first["response_format"] == "json_schema"

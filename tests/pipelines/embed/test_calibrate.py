@@ -132,12 +132,8 @@ def test_the_stage_records_the_calibration_in_stats(tmp_path, sample, min_texts)
     from pipelines.stages.embed import run_embed
 
     chunks = tmp_path / "chunks.parquet"
-    pq.write_table(
-        pa.table({"chunk_id": [f"c{i}" for i in range(SAMPLE)], "text": sample}), chunks
-    )
-    s = settings(
-        tmp_path, calibrate_texts=SAMPLE, calibrate_min_texts=min_texts, batch_tokens=2048
-    )
+    pq.write_table(pa.table({"chunk_id": [f"c{i}" for i in range(SAMPLE)], "text": sample}), chunks)
+    s = settings(tmp_path, calibrate_texts=SAMPLE, calibrate_min_texts=min_texts, batch_tokens=2048)
     run_embed(s, chunks=chunks, out=tmp_path / "embed")
     saved = json.loads((tmp_path / "embed" / "stats.json").read_text())
     chosen = saved["calibration"]["chosen"]

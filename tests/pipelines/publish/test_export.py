@@ -59,7 +59,7 @@ def test_every_declared_config_and_split_loads_with_its_features_and_rows(hub_ex
 
 def test_wikigenbench_declares_its_configs_with_nested_fields_and_fixed_vectors(hub_export):
     configs = {c: f for c, _, f, _ in declared(hub_export / "wikigenbench")}
-    assert set(configs) == {"entries", "documents", "chunks", "embeddings_minilm"}
+    assert set(configs) == {"entries", "documents", "chunks", "embeddings_minilm", "rr_contexts"}
     vector = configs["embeddings_minilm"]["vector"]
     assert vector.length == 384 and vector.feature.dtype == "float16"
     sections = configs["entries"]["sections"].feature
@@ -284,7 +284,7 @@ def test_manifest_hashes_the_data_not_the_card(hub_export):
     }
 
 
-def test_url_only_export_drops_document_text_everywhere(publish_data, tmp_path):
+def test_url_only_export_drops_document_text_everywhere(publish_data, hub_export, tmp_path):
     from pipelines.publish.dataset import export_dataset
 
     settings = publish_settings(
@@ -302,6 +302,11 @@ def test_url_only_export_drops_document_text_everywhere(publish_data, tmp_path):
     assert "text" not in load_dataset(str(out), "chunks", split="test").column_names
     assert not (out / "embeddings_minilm").exists()
     assert "benchsmith rehydrate" in (out / "README.md").read_text()
+    # the RR contexts lose their chunk texts, not their counts: the request once rehydrated
+    contexts = load_dataset(str(out), "rr_contexts", split="test")
+    assert "text" not in contexts.features["documents"].feature
+    whole = load_dataset(str(hub_export / "wikigenbench"), "rr_contexts", split="test")
+    assert contexts["tokens"] == whole["tokens"]
 
 
 def test_shards_roll_at_the_size_cap(publish_data, tmp_path):

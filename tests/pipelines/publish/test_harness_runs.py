@@ -285,7 +285,7 @@ def run_inspect(
 def inspect_configs(export: Path, dataset: str) -> list[str]:
     """The configs the generated inspect/tasks.py declares a task for."""
     text = (export / dataset / "inspect" / "tasks.py").read_text("utf-8")
-    return sorted(re.findall(r"_task\('([^']+)'", text))
+    return sorted(re.findall(r"return \w+\('([^']+)', REPO", text))
 
 
 def completion_of(sample: dict[str, Any]) -> str:
