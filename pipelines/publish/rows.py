@@ -14,7 +14,7 @@ import pyarrow.compute as pc
 from benchsmith_scoring.tokens import Tokenizer
 from pipelines.errors import PublishError
 from pipelines.publish.dating import Dating
-from pipelines.publish.registry import ConfigSpec
+from pipelines.publish.registry import REQUEST, ConfigSpec
 from pipelines.publish.token_counts import COLUMN, token_column
 from pipelines.publish.views import DATA_VIEWS, VIEWS, View
 
@@ -43,7 +43,8 @@ class Rows:
 
 def _transform(rows: Rows, table: pa.Table) -> pa.Table:
     """View, join, filter, date, assign splits (column ``_split``), drop, redact and rename
-    columns of one batch, with its tokens counted before a URL-only export drops texts."""
+    columns of one batch, then count its tokens (a task config's request before a URL-only
+    export drops texts)."""
     spec, joined = rows.spec, rows.joined
     table = table.replace_schema_metadata(None)
     if spec.view is not None:
@@ -65,8 +66,10 @@ def _transform(rows: Rows, table: pa.Table) -> pa.Table:
     for column in spec.drop:
         table = table.drop_columns([column]) if column in table.column_names else table
     counts = None
-    if spec.tokens and rows.tokenizers:
-        # counted before a URL-only export drops texts: the request once they are rehydrated
+    if spec.tokens == REQUEST and rows.tokenizers:
+        # a task config's request is counted before a URL-only export drops texts: the request
+        # its harness task sends once they are rehydrated (a data config's text that is not
+        # published has no count)
         whole = _first_values(_renamed(table, spec), spec)
         counts = token_column(whole, spec, rows.tokenizers)
     if rows.url_only:
@@ -75,6 +78,8 @@ def _transform(rows: Rows, table: pa.Table) -> pa.Table:
     for column in spec.vectors:
         table = _fixed_vectors(table, column, spec)
     table = _first_values(_renamed(table, spec), spec)
+    if spec.tokens and rows.tokenizers and counts is None:
+        counts = token_column(table, spec, rows.tokenizers)
     if counts is not None:
         table = table.append_column(COLUMN, counts)
     return table
