@@ -28,7 +28,7 @@ from pydantic import BaseModel
 
 from benchsmith_scoring.leval.metrics import rouge
 from benchsmith_scoring.wikigen import ENTAILS_PROMPT, EntailsError, entails_variables, read_entails
-from benchsmith_scoring.wikigen_judges import SCORES, column, mean_scores
+from benchsmith_scoring.wikigen_judges import SCORES, column, headings, mean_scores
 from builders.ranking import fill_context
 from builders.text import specific_tokens
 from builders.wikigen.generation import (
@@ -190,6 +190,12 @@ class Article:
         self.chunks.update((c.chunk_id, c) for c in shown)
         return [c.chunk_id for c in shown]
 
+    @property
+    def outline(self) -> list[str]:
+        """Its section headings as judged and measured: a PRR article's planned outline, an RR
+        article's own ``==Heading==`` lines."""
+        return self.headings if self.method == "prr" else headings(self.text)
+
 
 def write_articles(
     client: LLMClient,
@@ -279,7 +285,7 @@ def judge(
     by_written = {id(a): m for a, m in zip(written, measured, strict=True)}
     judged = judge_articles(
         client,
-        [Judged(a.entry.title, a.text, a.headings if a.method == "prr" else None) for a in written],
+        [Judged(a.entry.title, a.text, a.outline) for a in written],
         scores,
     )
     by_article = {id(a): j for a, j in zip(written, judged, strict=True)}
@@ -420,10 +426,9 @@ def average_articles(
             values = [r[key] for r in ok if r.get(key) is not None]
             if values:
                 entry[key] = round(100 * fmean(values), 2)
-        if judged:
-            entry |= mean_scores(ok, judged)
         failed = Counter(f["score"] for r in ok for f in r.get("failed_scores") or ())
         if judged:
+            entry |= mean_scores(ok, judged)
             entry |= {f"{column(name)}_failed": failed[name] for name in judged}
         if failed["meteor"]:
             entry["meteor_failed"] = failed["meteor"]

@@ -12,7 +12,6 @@ from pathlib import Path
 from statistics import fmean
 from typing import Any
 
-from benchsmith_scoring.wikigen_judges import headings
 from pipelines.embed.models import display_name
 from pipelines.evaluation.meteor import Meteor, describe
 from pipelines.evaluation.wikigen import (
@@ -124,10 +123,7 @@ class ReferenceMetrics:
         ``failed_scores`` with its reason)."""
         out: list[dict[str, Any]] = [{} for _ in written]
         if self.outline is not None:
-            pairs = [
-                (a.entry.outline, a.headings if a.method == "prr" else headings(a.text))
-                for a in written
-            ]
+            pairs = [(a.entry.outline, a.outline) for a in written]
             for row, found in zip(out, self.outline.score(pairs), strict=True):
                 row["heading_soft_recall"] = found.soft_recall
                 row["heading_entity_recall"] = found.entity_recall
