@@ -23,9 +23,9 @@ SHARED_WORKER = {
 
 
 SLOWEST = (
-    "smollm",
     "tests/integration/test_dvc_pipeline.py",
     "tests/pipelines/publish/test_harness_runs.py",
+    "smollm",
     "tests/integration/test_real_wikipedia.py",
     "tests/pipelines/embed/test_onnx.py",
     "tests/pipelines/publish/test_eval_yaml.py",

@@ -10,6 +10,7 @@ from typing import Any
 
 import openai
 import pytest
+import torch
 
 from tests.support.smollm import SmolLMServer
 
@@ -66,3 +67,17 @@ def test_an_unknown_model_is_404_and_a_bad_schema_400(server: SmolLMServer) -> N
         _ask(server, max_tokens=10, response_format=bad)
     with urllib.request.urlopen(f"{server.base_url}/models", timeout=60) as resp:
         assert [m["id"] for m in json.loads(resp.read())["data"]] == [server.model]
+
+
+def test_the_tests_model_is_served_with_int8_linear_layers(server: SmolLMServer) -> None:
+    """The shared server quantizes (tests.support.smollm: the same weights, decoding faster);
+    the engine's float32 path is what ``int8=False`` serves."""
+    from tests.support.constrained_server import quantized
+
+    assert server.int8
+    assert "int8 linear layers" in server.log_path.read_text("utf-8")
+    linear = torch.nn.Sequential(torch.nn.Linear(8, 4))
+    int8 = quantized(linear)
+    assert type(int8[0]).__name__ == "Linear" and type(int8[0]) is not torch.nn.Linear
+    x = torch.randn(3, 8)
+    assert torch.allclose(int8(x), linear(x), atol=0.05)

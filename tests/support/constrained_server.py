@@ -24,6 +24,7 @@ import re
 import threading
 import time
 import uuid
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -233,14 +234,25 @@ class Cancelled(StoppingCriteria):
         return torch.full((input_ids.shape[0],), self.event.is_set(), dtype=torch.bool)
 
 
+def quantized(model: torch.nn.Module) -> torch.nn.Module:
+    """``model`` with its linear layers' weights in int8 (dynamic quantization: activations
+    quantized per step). Decoding a 135M model on one core is bound by reading the weights:
+    about 2.7 times as fast as float32 here; the greedy answers differ in places."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", (DeprecationWarning, UserWarning))
+        return torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
+
+
 class Engine:
     """The model, its tokenizer and llguidance's view of the tokenizer; one generation at a
     time."""
 
-    def __init__(self, model_dir: Path):
+    def __init__(self, model_dir: Path, *, int8: bool = False):
         self.tokenizer = AutoTokenizer.from_pretrained(model_dir)
         self.model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32)
         self.model.eval()
+        if int8:
+            self.model = quantized(self.model)
         self.ll_tokenizer = llguidance.hf.from_tokenizer(self.tokenizer)
         self.closers = Closers(self.ll_tokenizer)
         self.eos = int(self.tokenizer.eos_token_id)
@@ -550,6 +562,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--replay", action="store_true", help="answer a repeated greedy request from memory"
     )
+    parser.add_argument(
+        "--int8", action="store_true", help="quantize the linear layers' weights to int8"
+    )
     return parser.parse_args(argv)
 
 
@@ -571,14 +586,15 @@ def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     setup_logging(args.log_file)
     t0 = time.monotonic()
-    engine = Engine(args.model)
+    engine = Engine(args.model, int8=args.int8)
     name = args.name or args.model.resolve().name
     log.info(
-        "loaded %s as %r in %.1f s (%d torch threads)",
+        "loaded %s as %r in %.1f s (%d torch threads, %s linear layers)",
         args.model,
         name,
         time.monotonic() - t0,
         torch.get_num_threads(),
+        "int8" if args.int8 else "float32",
     )
     app = create_app(engine, {name}, args.max_prompt_tokens, args.replay)
     uvicorn.run(app, host=args.host, port=args.port, log_config=None)
