@@ -3,6 +3,7 @@ them) and the shared sections, with errors that name the key."""
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,6 +21,7 @@ from pipelines.errors import ParamsError
 from pipelines.evaluation.contamination_settings import ContaminationSettings
 from pipelines.evaluation.lveval_baselines_settings import LVEvalBaselines
 from pipelines.evaluation.summhay_baselines_settings import SummhayBaselines
+from pipelines.evaluation.validate_settings import ValidateSettings
 from pipelines.evaluation.wikigen_baselines_settings import WikigenBaselines
 from pipelines.llm.settings import LLMSettings
 from pipelines.publish.settings import PublishSettings
@@ -60,6 +62,10 @@ class ParamsBase(Strict):
         return self
 
 
+# the validate stage's key shadows pydantic's deprecated ``BaseModel.validate``, which nothing calls
+warnings.filterwarnings("ignore", 'Field name "validate" in "Params"', UserWarning)
+
+
 class Params(ParamsBase):
     """The whole ``params.yaml``: one key per stage of the stage table (in its order), plus the
     shared sections (``SECTIONS``). A key whose model has a default for everything may be left
@@ -76,6 +82,7 @@ class Params(ParamsBase):
     lveval_baselines: LVEvalBaselines = Field(default_factory=LVEvalBaselines)
     wikigen_baselines: WikigenBaselines = Field(default_factory=WikigenBaselines)
     contamination: ContaminationSettings = Field(default_factory=ContaminationSettings)
+    validate: ValidateSettings = Field(default_factory=ValidateSettings)  # type: ignore[assignment]
     publish: PublishSettings = Field(default_factory=PublishSettings)
     llm: LLMSettings = Field(default_factory=LLMSettings)
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)

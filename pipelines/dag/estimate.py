@@ -107,6 +107,7 @@ def estimate(params: Any, where: Workspace, only: Sequence[str] | None = None) -
     llm = params.llm
     counter = TokenCounter(llm.tokenizer)
     stages = model_stages(only)
+    panel = params.validate.model_settings(llm)
     rows: list[PromptEstimate] = []
     with tempfile.TemporaryDirectory(prefix="benchsmith-estimate-") as tmp, dry_run(counter) as run:
         scratch = Path(tmp)
@@ -117,6 +118,8 @@ def estimate(params: Any, where: Workspace, only: Sequence[str] | None = None) -
             stats = json.loads((scratch / stage.name / "stats.json").read_text("utf-8"))
             for prompt, used in (stats.get("llm") or {}).get("by_prompt", {}).items():
                 calls = used["calls"]
+                # a panel's prompts are keyed "<prompt> @ <model>": priced at that model's rates
+                asked = panel.get(prompt.rpartition(" @ ")[2], llm) if " @ " in prompt else llm
                 rows.append(
                     PromptEstimate(
                         stage=stage.name,
@@ -127,12 +130,12 @@ def estimate(params: Any, where: Workspace, only: Sequence[str] | None = None) -
                         prompt_tokens=used["prompt_tokens"],
                         completion_tokens=used["completion_tokens"],
                         cost_usd=round(
-                            cost_usd(llm, used["prompt_tokens"], used["completion_tokens"]), 6
+                            cost_usd(asked, used["prompt_tokens"], used["completion_tokens"]), 6
                         ),
                         completion_from=run.completion_source.get(prompt, MAX_TOKENS)
                         if calls
                         else "",
-                        max_calls_with_reasks=calls * (llm.reasks + 1),
+                        max_calls_with_reasks=calls * (asked.reasks + 1),
                     )
                 )
     articles = ARTICLES.under(where.data)

@@ -19,6 +19,7 @@ from pipelines.embed.settings import ChunkSettings, EmbedSettings
 from pipelines.evaluation.contamination_settings import ContaminationSettings
 from pipelines.evaluation.lveval_baselines_settings import LVEvalBaselines
 from pipelines.evaluation.summhay_baselines_settings import SummhayBaselines
+from pipelines.evaluation.validate_settings import ValidateSettings
 from pipelines.evaluation.wikigen_baselines_settings import WikigenBaselines
 from pipelines.llm.settings import LLMSettings
 from pipelines.publish.registry import DATASETS
@@ -225,6 +226,43 @@ _STAGES = (
         outs=("items.parquet",),
         metrics=("contamination.json", "stats.json"),
         prompts=("reask.j2", "lveval/answer.j2", "wikigen/rr.j2"),
+        uses=("llm", "ak"),
+    ),
+    Stage(
+        "validate",
+        "Reference panel: every model answers each LV-Eval item with its gold evidence only, "
+        "closed-book and with another item's evidence, judges whether each WikiGenBench "
+        "entry's documents support its lead, and looks for each SummHay insight in its "
+        "documents; items are labelled solvable, closed_book and difficulty.",
+        ValidateSettings,
+        "pipelines.stages.validate:run_validate",
+        inputs=(
+            Input(
+                "qa",
+                "lveval",
+                "qa.parquet",
+                "The LV-Eval QA items and their evidence.",
+                needed=lambda s: "lveval" in s.datasets,
+            ),
+            replace(
+                ENTRIES,
+                help="The WikiGenBench entries: their leads.",
+                needed=lambda s: "wikigenbench" in s.datasets,
+            ),
+            replace(
+                CHUNKS,
+                help="The entries' documents in chunks: the premises of the lead's sentences.",
+                needed=lambda s: "wikigenbench" in s.datasets,
+            ),
+            replace(
+                HAYSTACKS,
+                help="The SummHay haystacks: insights and their documents.",
+                needed=lambda s: "summhay" in s.datasets,
+            ),
+        ),
+        outs=("answers.parquet", "labels.parquet"),
+        metrics=("validate.json", "stats.json"),
+        prompts=("reask.j2", "lveval/answer.j2", "wikigen/entails.j2", "summhay/inclusion.j2"),
         uses=("llm", "ak"),
     ),
 )

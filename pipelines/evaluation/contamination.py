@@ -117,7 +117,7 @@ def read_events(entries: Path) -> list[Event]:
     ]
 
 
-def _ak(text: str, row: Mapping[str, Any], ak: LVEvalBaselines) -> float:
+def ak_of(text: str, row: Mapping[str, Any], ak: LVEvalBaselines) -> float:
     """AK of ``text`` for the QA item ``row``, as the lveval baselines score it."""
     language = row["language"]
     threshold = getattr(ak.ak_thresholds, language, None)
@@ -140,7 +140,7 @@ def lveval_probes(qa: Path, events: Mapping[str, Event], ak: LVEvalBaselines) ->
                 events.get(row["source"] or ""),
                 row["question"],
                 Ask("lveval/answer", variables, TextAnswer),
-                partial(_ak, row=row, ak=ak),
+                partial(ak_of, row=row, ak=ak),
             )
         )
     return probes

@@ -4,7 +4,7 @@ insight of the haystack, and regenerate a failing one with the reason."""
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -77,22 +77,27 @@ def _check(
     pending: list[PlannedDocument],
     texts: dict[str, str],
     insights: list[Insight],
-    by_id: dict[str, Insight],
 ) -> Iterator[Outcome[Any]]:
     """The inclusion verdicts (which of the haystack's insights each written document holds),
     in the order of ``pending``, for the documents in ``texts``."""
-    all_insights = [{"insight_id": i.insight_id, "text": i.text} for i in insights]
     checks = [
-        Ask(
-            "summhay/inclusion",
-            {"document": texts[p.document_id], "insights": all_insights},
-            InclusionAnswer,
-            limits=Limits(enums={"present": list(by_id)}, max_items={"present": len(by_id)}),
-        )
-        for p in pending
-        if p.document_id in texts
+        inclusion_ask(texts[p.document_id], insights) for p in pending if p.document_id in texts
     ]
     return iter(client.ask_many(checks, "summhay: inclusion", len(checks)))
+
+
+def inclusion_ask(document: str, insights: Sequence[Insight]) -> Ask[InclusionAnswer]:
+    """Which of ``insights`` (all of a haystack's) ``document`` states."""
+    ids = [i.insight_id for i in insights]
+    return Ask(
+        "summhay/inclusion",
+        {
+            "document": document,
+            "insights": [{"insight_id": i.insight_id, "text": i.text} for i in insights],
+        },
+        InclusionAnswer,
+        limits=Limits(enums={"present": ids}, max_items={"present": len(ids)}),
+    )
 
 
 def _verified(
@@ -130,7 +135,7 @@ def write_documents(
     done: dict[str, Document] = {}
     for attempt in range(1, settings.document_attempts + 1):
         texts = _write(client, base, pending, briefs, by_id, settings, attempt)
-        verdicts = _check(client, pending, texts, insights, by_id)
+        verdicts = _check(client, pending, texts, insights)
         retry = []
         for p in pending:
             if p.document_id in texts:

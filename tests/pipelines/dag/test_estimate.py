@@ -136,3 +136,40 @@ def test_the_estimate_counts_every_judge_call_of_every_written_article(
     assert asks["wikigen/rubric"] == 3 * articles
     judged = [r for r in result.rows if r.prompt in ("wikigen/quality", "wikigen/rubric")]
     assert all(r.calls > 0 and r.prompt_tokens > 0 and r.cost_usd > 0 for r in judged)
+
+
+def test_the_estimate_prices_each_panel_model_at_its_own_rates(
+    lveval_data: Path, params: Params, tmp_path: Path
+) -> None:
+    """The validate stage's asks, per reference model: each priced with that model's prices,
+    and the calls it foresees are the calls the panel makes."""
+    from pipelines.evaluation.validate_settings import PanelModel
+
+    data = tmp_path / "data"
+    (data / "lveval").mkdir(parents=True)
+    (data / "lveval" / "qa.parquet").write_bytes(
+        (lveval_data.parent / "built" / "qa.parquet").read_bytes()
+    )
+    where = Workspace(ROOT, ROOT / "params.yaml", data)
+    with openai_server(lambda body, n: ANSWER) as (url, seen):
+        p = _params(params, url, tmp_path)
+        dear = {"model": "dear", "input_cost_per_mtok": 2.0, "output_cost_per_mtok": 8.0}
+        panel = [
+            PanelModel(name="cheap", tier="low"),
+            PanelModel(name="dear", tier="high", llm=dear),
+        ]
+        p = p.model_copy(
+            update={
+                "validate": p.validate.model_copy(update={"models": panel, "datasets": ["lveval"]})
+            }
+        )
+        rows = {r.prompt: r for r in estimate(p, where, ["validate"]).rows}
+        assert set(rows) == {"lveval/answer @ cheap", "lveval/answer @ dear"}
+        cheap, dear_row = rows["lveval/answer @ cheap"], rows["lveval/answer @ dear"]
+        assert seen.count == 0 and cheap.calls == dear_row.calls > 0
+        for row, (inp, out) in ((cheap, (0.15, 0.6)), (dear_row, (2.0, 8.0))):
+            expected = (row.prompt_tokens * inp + row.completion_tokens * out) / 1e6
+            assert row.cost_usd == pytest.approx(expected, abs=1e-6)
+        run_stage("validate", p, where, out=tmp_path / "run")
+        assert seen.count == cheap.calls + dear_row.calls
+        assert {b["model"] for b in seen.bodies} == {"scripted", "dear"}
