@@ -18,6 +18,7 @@ SHARED_WORKER = {
     "tests/integration/test_lveval_real_model.py": "smollm",
     "tests/integration/test_constrained_server.py": "smollm",
     "tests/integration/test_estimate_real_model.py": "smollm",
+    "tests/integration/test_validate_real_model.py": "smollm",
 }
 """Modules that must share one pytest-xdist worker, so one SmolLM server starts."""
 

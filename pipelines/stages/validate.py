@@ -153,7 +153,8 @@ def run_validate(
 def summary(stats: StageStats, out: Path) -> str:
     """One line for the CLI."""
     h = stats.headline
-    items = ", ".join(f"{n} {DATASET_NAMES.get(k, k)}" for k, n in h["items"].items())
-    dropped = sum(h["dropped"].values())
+    names = {**DATASET_NAMES, "summhay": "SummHay"}
+    items = ", ".join(f"{n} {names.get(k, k)}" for k, n in h.get("items", {}).items())
+    dropped = sum(h.get("dropped", {}).values())
     note = f", {dropped} dropped as unsolvable" if dropped else ""
-    return f"validate: a panel of {h['panel']} labelled {items or 'nothing'}{note} -> {out}/"
+    return f"validate: a panel of {h.get('panel', 0)} labelled {items or 'nothing'}{note} -> {out}/"

@@ -18,6 +18,7 @@ HEADLINES: dict[str, dict[str, Any]] = {
     "lveval_baselines": {"ak_mean": 42.5},
     "wikigen_baselines": {"reference_recall": {"bm25": 33.3, "dense": 40.0}},
     "contamination": {"model": "m", "probed": {"lveval": 3, "wikigenbench": 2}, "flagged": 1},
+    "validate": {"panel": 3, "items": {"lveval": 5, "summhay": 4}, "dropped": {"lveval": 2}},
     "publish": {"version": "2026.1.0"},
 }
 """What the runs of the stages whose summary shows more than counts put in ``headline``."""
@@ -27,6 +28,7 @@ LINES = {
     "lveval_baselines": "mean AK 42.5 ->",
     "wikigen_baselines": "reference recall by reranker: bm25 33, dense 40; 4 articles written",
     "contamination": "m asked closed-book (3 LV-Eval, 2 WikiGenBench); 1 flagged ->",
+    "validate": "a panel of 3 labelled 5 LV-Eval, 4 SummHay, 2 dropped as unsolvable ->",
     "publish": "publish: lveval 7 rows -> ",
 }
 
