@@ -22,7 +22,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from statistics import fmean
-from typing import Literal
+from typing import Any, Literal
 
 Tier = Literal["high", "mid", "low"]
 TIERS: tuple[Tier, ...] = ("high", "mid", "low")
@@ -162,3 +162,54 @@ def model_failures(answers: Iterable[PanelAnswer]) -> dict[str, dict[str, int]]:
         else:
             row["answered"] += 1
     return out
+
+
+def card_markdown(
+    dataset: str,
+    report: dict[str, Any],
+    published: dict[str, dict[str, int]],
+    by_release: dict[str, dict[str, int]],
+    left_out: int,
+) -> str:
+    """The card's section on the panel's labels of one dataset: the panel, the difficulty of
+    what each config and each release publishes, the noise floor and what was left out."""
+    models = ", ".join(f"{m['name']} ({m['tier']}: {m['backend']} {m['model']})"
+                       for m in report.get("panel", []))  # fmt: skip
+    head = ["| | " + " | ".join((*LEVELS, "unlabelled")) + " |", "|---|" + "---:|" * 5]
+
+    def table(counts: dict[str, dict[str, int]]) -> list[str]:
+        return head + [
+            f"| {name} | " + " | ".join(str(c.get(k, 0)) for k in (*LEVELS, "unlabelled")) + " |"
+            for name, c in counts.items()
+        ]
+
+    lines = [
+        "### Validation by a reference panel",
+        "",
+        f"Panel: {models}. An answer counts as correct from a score of "
+        f"{report.get('correct_at')}; `solvable` is the share of the panel answering correctly "
+        "with the item's evidence, `closed_book` without it. `difficulty` follows LongBench "
+        f"Pro's cascade (a tier fails an item when at most {report.get('fail_share')} of it "
+        "answers correctly: extreme when the high tier fails, hard the mid tier, moderate the "
+        "low tier, else easy).",
+        "",
+        "Items per config:",
+        "",
+        *table(published),
+        "",
+        "Items per release:",
+        "",
+        *table(by_release),
+    ]
+    floor = report.get("noise_floor", {}).get(dataset)
+    if floor:
+        lines += [
+            "",
+            f"Noise floor: with another item's evidence the panel scores {floor['mean_score']} "
+            f"on average and is counted correct on {floor['correct_share']:.0%} of "
+            f"{floor['answers']} answers.",
+        ]
+    if left_out:
+        lines += ["", f"Left out as unsolvable (`validate.min_solvable` "
+                      f"{report.get('min_solvable')}): {left_out}."]  # fmt: skip
+    return "\n".join(lines) + "\n"
