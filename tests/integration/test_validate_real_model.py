@@ -13,6 +13,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from benchsmith_scoring.sentences import sentences
 from builders.validation import CASCADE, CLOSED_BOOK, EVIDENCE
 from pipelines.evaluation.validate_settings import PanelModel, ValidateSettings
 from pipelines.settings import Params
@@ -21,8 +22,9 @@ from tests.support.smollm import SmolLMServer, llm_settings
 
 pytestmark = pytest.mark.integration
 
-ITEMS = 6
-DOCUMENTS = 4
+ITEMS = 3
+DOCUMENTS = 2
+LEAD_SENTENCES = 3
 
 
 def _rows(path: Path) -> list[dict[str, Any]]:
@@ -31,15 +33,17 @@ def _rows(path: Path) -> list[dict[str, Any]]:
 
 def _small_inputs(lveval_data: Path, entries: Path, chunks: Path, haystacks: Path,
                   folder: Path) -> dict[str, Path]:  # fmt: skip
-    """ITEMS QA items, the first entry with its chunks, one haystack cut to DOCUMENTS
-    documents and the insights they carry."""
+    """ITEMS QA items, the first entry (its lead cut to LEAD_SENTENCES) with its chunks, one
+    haystack cut to DOCUMENTS documents and the insights they carry."""
     folder.mkdir()
     out = {k: folder / f"{k}.parquet" for k in ("qa", "entries", "chunks", "haystacks")}
     pq.write_table(pq.read_table(lveval_data.parent / "built" / "qa.parquet").slice(0, ITEMS),
                    out["qa"])  # fmt: skip
-    entry = pq.read_table(entries).slice(0, 1)
-    pq.write_table(entry, out["entries"])
-    event = entry.column("event_id")[0].as_py()
+    entry = _rows(entries)[0]
+    lead = entry["summary"]
+    entry["summary"] = lead[: sentences(lead)[LEAD_SENTENCES - 1][1]]
+    pq.write_table(pa.Table.from_pylist([entry], schema=pq.read_schema(entries)), out["entries"])
+    event = entry["event_id"]
     pq.write_table(
         pa.Table.from_pylist(
             [c for c in _rows(chunks) if c["entry_id"] == event], schema=pq.read_schema(chunks)
@@ -72,7 +76,7 @@ def test_a_template_and_smollm2_panel_labels_items_from_their_real_answers(
 ) -> None:
     inputs = _small_inputs(lveval_data, snapshot_entries, snapshot_chunks, snapshot_haystacks,
                            tmp_path / "in")  # fmt: skip
-    smollm = llm_settings(server, tmp_path / "llm.sqlite", max_tokens=32)
+    smollm = llm_settings(server, tmp_path / "llm.sqlite", max_tokens=16)
     keys = ("backend", "base_url", "model", "response_format", "max_tokens", "reasks",
             "retries", "concurrency", "timeout_s")  # fmt: skip
     settings = ValidateSettings(
@@ -80,7 +84,8 @@ def test_a_template_and_smollm2_panel_labels_items_from_their_real_answers(
             PanelModel(name="template", tier="high"),
             PanelModel(name="smollm2", tier="low", llm={k: getattr(smollm, k) for k in keys}),
         ],
-        premise_chunks=2,
+        premise_chunks=1,
+        noise_floor=False,  # the scripted panel's test covers it
     )
     llm = params.llm.model_copy(update={"cache": tmp_path / "llm.sqlite"})
 
