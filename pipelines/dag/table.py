@@ -258,8 +258,9 @@ def _publish(stages: tuple[Stage, ...]) -> Stage:
         outs=tuple(DATASETS),
         params=params,
         uses=("data", "root", "params_file", "releases"),
-        # the scorers every export ships; earlier releases' records (benchsmith refresh)
-        data_deps=("cards", "benchsmith_scoring", "releases"),
+        # the scorers every export ships; earlier releases' records (benchsmith refresh); the
+        # decisions of people who reviewed the release (benchsmith review)
+        data_deps=("cards", "benchsmith_scoring", "releases", "reviews"),
         tokenizers=("publish.tokenizers",),
     )
 
