@@ -125,13 +125,14 @@ def audit_section(review: DatasetReview) -> str:
     items = {r.item for r in last}
     order = [f.name for f in TARGETS[review.dataset].fields]
     source = f"`{review.path.parent.name}/{review.path.name}`"
+    rejected = len(review.rejections())
     parts = [
         "## Audit",
-        f"People reviewed {len(items)} items of this release by hand ({len(reviewers)} "
-        f"{'reviewer' if len(reviewers) == 1 else 'reviewers'}: {', '.join(reviewers)}; "
-        f"{source}, written by `benchsmith review`). {len(review.rejections())} rejected items "
-        "are left out (listed under Statistics) and corrections are applied to the published "
-        "fields, each with its reviewer below.",
+        f"People reviewed {_count(len(items), 'item')} of this release by hand "
+        f"({_count(len(reviewers), 'reviewer')}: {', '.join(reviewers)}; {source}, written by "
+        f"`benchsmith review`). {_count(rejected, 'rejected item')} left out (listed under "
+        "Statistics); corrections are applied to the published fields, each listed below with "
+        "its reviewer.",
         "### Accept rate\n\nThe share of reviews accepting the item (decision) or finding a "
         "field correct, over each reviewer's latest review of each item.\n\n"
         + markdown_table(
@@ -163,6 +164,10 @@ def audit_section(review: DatasetReview) -> str:
             + markdown_table(["item", "field", "corrected to", "reviewer", "at"], fixes)
         )
     return "\n\n".join(parts)
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def _short(value: object, width: int = 80) -> str:

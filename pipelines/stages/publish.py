@@ -36,9 +36,9 @@ def run_publish(
     """Export every dataset in ``settings.datasets`` under ``out``; push them when ``push`` is on.
 
     The token and online mode are checked before anything is written, so a push that cannot
-    happen fails at once. The release's reviews (``reviews/<version>.jsonl`` under ``root``, or
-    under ``reviews``) leave rejected items out and correct fields; without that file nothing
-    changes.
+    happen fails at once. The release's reviews, ``<version>.jsonl`` in the folder ``reviews``
+    (default: ``root/reviews``), leave rejected items out and correct fields; without that file
+    nothing changes.
     """
     if settings.push:
         hub_token()
