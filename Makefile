@@ -22,16 +22,25 @@ export HF_HUB_OFFLINE := 1
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo -n)
 APT := DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get
 JAVA_PACKAGES := default-jre-headless
+BROWSER_PACKAGES := chromium chromium-driver
 
-.PHONY: repro test check lint setup java clean snapshot
+.PHONY: repro test check lint setup java browser clean snapshot
 
-setup: $(VENV)/.installed java
+setup: $(VENV)/.installed java browser
 
 # Java for the METEOR 1.5 jar (pipelines/evaluation/meteor.py); installed only when missing,
 # retried once after `apt-get update` (package lists may be missing)
 java:
 	@command -v java >/dev/null 2>&1 || $(APT) install -y -q --no-install-recommends $(JAVA_PACKAGES) \
 		|| { $(APT) update -q && $(APT) install -y -q --no-install-recommends $(JAVA_PACKAGES); }
+
+# Debian's chromium for the review page's browser test (tests/pipelines/review/test_browser.py),
+# which Playwright drives (its own browser download cannot work offline); installed only when
+# missing, like Java
+browser:
+	@{ command -v chromium && command -v chromedriver; } >/dev/null 2>&1 \
+		|| $(APT) install -y -q --no-install-recommends $(BROWSER_PACKAGES) \
+		|| { $(APT) update -q && $(APT) install -y -q --no-install-recommends $(BROWSER_PACKAGES); }
 
 $(VENV)/.installed: pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)

@@ -464,6 +464,59 @@ def estimate(
         typer.echo(f"wrote {out}")
 
 
+@app.command("review")
+def review(
+    dataset: Annotated[
+        list[str] | None,
+        typer.Option(help="Only this dataset (repeatable): lveval, summhay, wikigenbench."),
+    ] = None,
+    sample: Annotated[
+        int | None, typer.Option(min=1, help="Review a seeded random sample of this many items.")
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Seed of --sample (the same items every start).")] = 0,
+    flagged: Annotated[
+        bool, typer.Option("--flagged", help="Only the items the reference panel flagged.")
+    ] = False,
+    reviewer: Annotated[str, typer.Option(help="Your name, filled in the form.")] = "",
+    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8765,
+    folder: Annotated[
+        Path, typer.Option(help="The built release (the publish stage's output).")
+    ] = (STAGES["publish"].out),
+    params: ParamsOption = Path("params.yaml"),
+) -> None:
+    """Serve a local page to review a built release one item at a time, with its evidence.
+
+    Each decision (accept, or reject with a reason; per field correct or wrong, with a corrected
+    value) is appended to reviews/<version>.jsonl beside params.yaml; publish leaves rejected
+    items out, applies corrections and reports an Audit in each card. A corrected KPR rule is
+    also written to lveval.kpr.rules_file when it is set. Keys: a accept, r reject, e edit, n/p
+    next/previous.
+    """
+    from pipelines.extras import installed
+
+    if not (installed("fastapi") and installed("uvicorn")):
+        raise BenchsmithError(
+            "'benchsmith review' needs fastapi and uvicorn: pip install 'benchsmith[review]'"
+        )
+    from pipelines.publish.registry import DATASETS
+    from pipelines.publish.reviews import REVIEWS, reviews_path
+    from pipelines.review import ReviewSession, load_items, serve
+
+    settings = load_params(params)
+    names = dataset or [n for n in DATASETS if n in settings.publish.datasets]
+    version, items = load_items(folder, names, sample=sample, seed=seed, only_flagged=flagged)
+    if not items:
+        raise BenchsmithError(f"no item to review in {folder} ({', '.join(names)})")
+    path = reviews_path(Workspace.of(params).root / REVIEWS, version)
+    session = ReviewSession(version, items, path, settings.lveval.kpr.rules_file, reviewer)
+    typer.echo(
+        f"review: {len(items)} items of release {version}; decisions go to {path}\n"
+        f"open http://{host}:{port}/ (Ctrl-C stops)"
+    )
+    serve(session, host, port)
+
+
 snapshot_app = typer.Typer(help="Rebuild parts of the embedded snapshot.", no_args_is_help=True)
 app.add_typer(snapshot_app, name="snapshot")
 

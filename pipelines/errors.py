@@ -78,6 +78,11 @@ class PublishError(BenchsmithError):
     """A table cannot be exported, a card cannot be rendered, or a push is refused."""
 
 
+class ReviewError(BenchsmithError):
+    """A reviews file line is malformed or names an item or release it cannot, or a review
+    cannot be recorded; the message names the file and line, or what to send."""
+
+
 PROGRAMS = {
     "dvc": "activate benchsmith's environment, or pip install dvc",
     "git": "install git (e.g. apt-get install git)",

@@ -23,6 +23,7 @@ from pipelines.evaluation.validate_settings import ValidateSettings
 from pipelines.evaluation.wikigen_baselines_settings import WikigenBaselines
 from pipelines.llm.settings import LLMSettings
 from pipelines.publish.registry import DATASETS
+from pipelines.publish.reviews import REVIEWS
 from pipelines.publish.settings import PublishSettings
 from pipelines.publish.statistics import NAMED
 from pipelines.retrieval.settings import RetrievalSettings
@@ -51,6 +52,8 @@ SHARED: dict[str, Shared] = {
     "root": Shared(lambda p, where: where.root),
     "params_file": Shared(lambda p, where: where.params_file),
     "data": Shared(lambda p, where: where.data),
+    # the decisions of people who reviewed a release (benchsmith review), read by publish
+    "reviews": Shared(lambda p, where: where.root / REVIEWS),
 }
 """What run functions take besides their own settings and inputs, by keyword."""
 
@@ -295,9 +298,10 @@ def _publish(stages: tuple[Stage, ...]) -> Stage:
         inputs=inputs,
         outs=tuple(DATASETS),
         params=params,
-        uses=("data", "root", "params_file", "releases"),
-        # the scorers every export ships; earlier releases' records (benchsmith refresh)
-        data_deps=("cards", "benchsmith_scoring", "releases"),
+        uses=("data", "root", "params_file", "releases", "reviews"),
+        # the scorers every export ships; earlier releases' records (benchsmith refresh); the
+        # reviews of releases (benchsmith review)
+        data_deps=("cards", "benchsmith_scoring", "releases", REVIEWS),
         tokenizers=("publish.tokenizers",),
     )
 

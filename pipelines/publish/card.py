@@ -162,6 +162,8 @@ class CardInputs:
     """The tokenizers its ``tokens`` columns count in (none when no config has the column)."""
     token_table: StatTable | None = None
     """Tokens per row of each config, in each tokenizer."""
+    audit: str = ""
+    """The Audit section of the release's reviews (Markdown), '' when nobody reviewed it."""
 
 
 def size_category(rows: int) -> str:
@@ -319,6 +321,7 @@ def render_card(inputs: CardInputs, templates: Path) -> DatasetCard:
             inspect_tasks=inputs.inspect_tasks,
             changes=re.sub(r"^(#+) ", r"#\1 ", inputs.changes, flags=re.M),
             contamination=inputs.contamination,
+            audit=inputs.audit,
             lm_eval_configs=[c.name for c in harnessed],
             inspect_requires=" ".join(dict.fromkeys(r for h in harnesses for r in h.requires)),
             lm_eval_metrics=", ".join(

@@ -18,6 +18,7 @@ from builders.contamination import report_markdown
 from pipelines.errors import EmptyInputError, MissingInputError
 from pipelines.progress import progress_iter
 from pipelines.publish import charts
+from pipelines.publish.audit import audit_section, rejected_table
 from pipelines.publish.card import CardInputs, baseline_json, eval_yaml, license_text, render_card
 from pipelines.publish.croissant import CroissantInputs, write_croissant
 from pipelines.publish.dating import Dating
@@ -27,6 +28,7 @@ from pipelines.publish.manifest import MANIFEST, build_manifest, tokenizer_recor
 from pipelines.publish.provenance import Provenance, collect
 from pipelines.publish.registry import CONTAMINATION, LICENSE_FILE, DatasetSpec
 from pipelines.publish.release import flat_metrics, write_release
+from pipelines.publish.reviews import DatasetReview
 from pipelines.publish.settings import PublishSettings
 from pipelines.publish.statistics import (
     NAMED,
@@ -49,15 +51,21 @@ def export_dataset(
     root: Path,
     params_file: Path,
     dating: Dating | None = None,
+    review: DatasetReview | None = None,
 ) -> list[ExportedConfig]:
     """Write one dataset's folder ``out`` (shards, charts, card, eval.yaml, manifest); with
-    ``dating``, every row carries its event's dates and first release."""
+    ``dating``, every row carries its event's dates and first release; with ``review``, items
+    people rejected are left out (a drops table) and their corrections applied (the card's
+    Audit section)."""
     tokenizers = settings.loaded_tokenizers()
-    exported = export_configs(spec, settings, data, out, dating, tokenizers)
+    exported = export_configs(spec, settings, data, out, dating, tokenizers, review)
+    if review is not None:
+        review.check_items()
     if not any(COLUMN in c.features for c in exported):
         tokenizers = []  # no config of the dataset counts tokens
     stats = [split_counts(exported), length_distributions(exported)]
     stats += [NAMED[name](data) for name in spec.statistics]
+    stats += [rejected_table(review)] if review is not None else []
     chart_files = write_charts(spec, exported, data, out)
     baselines, scores = baseline_scores(spec, data)
     contamination = contamination_section(spec, data)
@@ -85,6 +93,7 @@ def export_dataset(
         contamination=contamination,
         tokenizers=tokenizers,
         token_table=token_lengths(exported, [t.name for t in tokenizers]),
+        audit=audit_section(review) if review is not None else "",
     )
     render_card(card, settings.cards).save(out / "README.md")
     write_metadata(spec, settings, exported, out, provenance, tokenizers)
@@ -98,10 +107,12 @@ def export_configs(
     out: Path,
     dating: Dating | None,
     tokenizers: Sequence[Tokenizer] = (),
+    review: DatasetReview | None = None,
 ) -> list[ExportedConfig]:
     """Every config of ``spec`` (vector configs only with ``embeddings``) as shards under
-    ``out``, with the counts of ``tokenizers`` where a config declares a ``tokens`` column; a
-    config without source files is an error unless it is optional."""
+    ``out``, with the counts of ``tokenizers`` where a config declares a ``tokens`` column and
+    ``review``'s decisions on the configs whose items it names; a config without source files
+    is an error unless it is optional."""
     splits_of = split_index(spec, data)
     exported: list[ExportedConfig] = []
     for config in spec.configs:
@@ -124,6 +135,7 @@ def export_configs(
                     shard_bytes=settings.shard_mb * MB,
                     dating=dating,
                     tokenizers=tokenizers,
+                    review=review.for_config(name, config) if review is not None else None,
                 )
             )
     return exported

@@ -27,6 +27,7 @@ from benchsmith_scoring.tokens import Tokenizer
 from pipelines.errors import MissingInputError, PublishError
 from pipelines.publish.dating import Dating
 from pipelines.publish.registry import ConfigSpec, DatasetSpec
+from pipelines.publish.reviews import ConfigReview
 from pipelines.publish.rows import Rows
 from pipelines.publish.shards import ROW_GROUP_BYTES, ShardWriter, SplitFiles
 from pipelines.publish.token_counts import COLUMN
@@ -127,15 +128,17 @@ def export_config(
     batch_bytes: int = BATCH_BYTES,
     dating: Dating | None = None,
     tokenizers: Sequence[Tokenizer] = (),
+    review: ConfigReview | None = None,
 ) -> ExportedConfig:
     """Write one config's shards under ``out/<name>/`` and return what was written; with
     ``dating``, every row gains its event's dates and first release; with ``tokenizers``, a
-    config that declares a ``tokens`` column gains it. ``source`` is read in batches of about
-    ``batch_bytes`` of uncompressed data (:func:`batch_rows`)."""
+    config that declares a ``tokens`` column gains it; with ``review``, rejected items are left
+    out and corrections applied. ``source`` is read in batches of about ``batch_bytes`` of
+    uncompressed data (:func:`batch_rows`)."""
     folder = out / name
     folder.mkdir(parents=True, exist_ok=True)
     joined = _join_table(spec, data)
-    rows = Rows(spec, group_value, splits_of, joined, url_only, dating, data, tokenizers)
+    rows = Rows(spec, group_value, splits_of, joined, url_only, dating, data, tokenizers, review)
     batches = _transformed(rows, source, batch_bytes)
     first = next(batches, None)
     if first is None:  # no rows: an empty shard still declares the schema

@@ -136,7 +136,8 @@ def config_changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[Confi
     return out
 
 
-def _table(columns: list[str], rows: list[list[Any]]) -> str:
+def markdown_table(columns: list[str], rows: list[list[Any]]) -> str:
+    """A Markdown table of ``rows`` under ``columns``."""
     lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     lines += ["| " + " | ".join(str(v) for v in row) + " |" for row in rows]
     return "\n".join(lines)
@@ -166,7 +167,7 @@ def _baselines(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
     if not rows:
         return f"All {same} baseline scores unchanged."
     head = f"{len(rows)} of {len(names)} baseline scores changed ({same} unchanged):\n\n"
-    return head + _table(["metric", old["version"], new["version"]], rows)
+    return head + markdown_table(["metric", old["version"], new["version"]], rows)
 
 
 WORK_COLUMNS = (
@@ -189,7 +190,7 @@ def _work(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
             + [row.get(key, "") if ran else "" for key, _ in WORK_COLUMNS]
         )
     columns = ["stage", "re-run", *(label for _, label in WORK_COLUMNS)]
-    return _table(columns, rows)
+    return markdown_table(columns, rows)
 
 
 def changelog_section(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> str:
@@ -200,7 +201,7 @@ def changelog_section(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> 
         rows = [[c, len(items)] for c, items in new["configs"].items()]
         return (
             f"{head}; the first release: {len(new['events'])} events.\n\n"
-            + _table(["config", "items"], rows)
+            + markdown_table(["config", "items"], rows)
             + "\n"
         )
     changes = config_changes(old, new)
@@ -215,7 +216,7 @@ def changelog_section(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> 
             (
                 f"{head}; the previous release, {old['version']}, covered up to {old['until']}.",
                 _events(old, new),
-                _table(columns, rows),
+                markdown_table(columns, rows),
                 "### Baselines\n\n" + _baselines(old, new),
                 "### Work reused and new\n\nEach stage's run that built this release's outputs; "
                 "a stage not re-run kept its outputs.\n\n" + _work(old, new),

@@ -15,6 +15,7 @@ from benchsmith_scoring.tokens import Tokenizer
 from pipelines.errors import PublishError
 from pipelines.publish.dating import Dating
 from pipelines.publish.registry import REQUEST, ConfigSpec
+from pipelines.publish.reviews import ConfigReview
 from pipelines.publish.token_counts import COLUMN, token_column
 from pipelines.publish.views import DATA_VIEWS, VIEWS, View
 
@@ -35,6 +36,8 @@ class Rows:
     data: Path
     tokenizers: Sequence[Tokenizer] = ()
     """Whose counts the ``tokens`` column holds (configs whose spec declares one)."""
+    review: ConfigReview | None = None
+    """Items people rejected (left out) and fields they corrected (``reviews/``)."""
 
     def transform(self, table: pa.Table) -> pa.Table:
         """One batch, through :func:`_transform`."""
@@ -42,13 +45,15 @@ class Rows:
 
 
 def _transform(rows: Rows, table: pa.Table) -> pa.Table:
-    """View, join, filter, date, assign splits (column ``_split``), drop, redact and rename
-    columns of one batch, then count its tokens (a task config's request before a URL-only
-    export drops texts)."""
+    """View, apply the reviews, join, filter, date, assign splits (column ``_split``), drop,
+    redact and rename columns of one batch, then count its tokens (a task config's request
+    before a URL-only export drops texts)."""
     spec, joined = rows.spec, rows.joined
     table = table.replace_schema_metadata(None)
     if spec.view is not None:
         table = _view(spec, rows.data)(table)
+    if rows.review is not None:
+        table = rows.review.apply(table, spec)
     if joined is not None and spec.join is not None:
         # a lookup, not Table.join: order is kept and list columns are allowed
         at = pc.index_in(

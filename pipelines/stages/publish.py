@@ -16,6 +16,7 @@ from pipelines.publish.dataset import export_dataset
 from pipelines.publish.dating import Dating
 from pipelines.publish.hub import hub_token, publish_folder
 from pipelines.publish.registry import DATASETS
+from pipelines.publish.reviews import REVIEWS, DatasetReview, load_reviews, reviews_path
 from pipelines.publish.rows import UNASSIGNED
 from pipelines.publish.settings import PublishSettings
 from pipelines.stage_run import stage_run
@@ -30,22 +31,37 @@ def run_publish(
     root: Path,
     params_file: Path,
     releases: Sequence[Release] = (),
+    reviews: Path | None = None,
 ) -> StageStats:
     """Export every dataset in ``settings.datasets`` under ``out``; push them when ``push`` is on.
 
     The token and online mode are checked before anything is written, so a push that cannot
-    happen fails at once.
+    happen fails at once. The release's reviews, ``<version>.jsonl`` in the folder ``reviews``
+    (default: ``root/reviews``), leave rejected items out and correct fields; without that file
+    nothing changes.
     """
     if settings.push:
         hub_token()
     releases = list(releases) or [Release(settings.version, date.max)]
+    path = reviews_path(root / REVIEWS if reviews is None else reviews, settings.version)
+    decisions = load_reviews(path, settings.version)
     with stage_run("publish", out) as run:
         stats = run.stats
         dating = Dating.load(data, releases, only_new=settings.items == "new")
         for name in settings.datasets:
+            review = None if decisions is None else DatasetReview.of(decisions, name, path)
             exported = export_dataset(
-                DATASETS[name], settings, data, run.scratch / name, root, params_file, dating
+                DATASETS[name],
+                settings,
+                data,
+                run.scratch / name,
+                root,
+                params_file,
+                dating,
+                review=review,
             )
+            if review is not None and (rejected := len(review.rejections())):
+                stats.update(f"{name}_rejected_in_review", rejected)
             stats.update(f"{name}_configs", len(exported))
             stats.update(f"{name}_rows", sum(c.rows for c in exported))
             unassigned = sum(c.splits[UNASSIGNED].rows for c in exported if UNASSIGNED in c.splits)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -39,3 +40,17 @@ def write_rules(path: Path, proposed: Mapping[str, Sequence[kpr.Rule]]) -> None:
             for rule in rules:
                 line = {"orig": rule.orig, "repl": rule.repl, "scope": qa_id}
                 rules_out.write(json.dumps(line, ensure_ascii=False) + "\n")
+
+
+def set_rules(path: Path, rules: Sequence[kpr.Rule]) -> None:
+    """Put ``rules`` into the reviewed rules file ``path``: each replaces the rule of the same
+    original (any case) and scope, or is added; the file is rewritten whole (a temporary file
+    renamed over it), so the lveval stage never reads half of it."""
+    kept = read_rules(path) if path.is_file() else []
+    new = {(r.orig.lower(), r.scope): r for r in rules}
+    merged = [new.pop((r.orig.lower(), r.scope), r) for r in kept] + list(new.values())
+    lines = [json.dumps({"orig": r.orig, "repl": r.repl, "scope": r.scope}, ensure_ascii=False)
+             for r in merged]  # fmt: skip
+    scratch = path.with_name(f".{path.name}.tmp")
+    scratch.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
+    os.replace(scratch, path)

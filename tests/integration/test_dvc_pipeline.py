@@ -239,3 +239,18 @@ def test_repro_builds_the_selection_then_does_nothing_then_follows_params(projec
     assert not any(f"Running stage '{s}'" in fourth for s in untouched)
     table = pq.read_table(haystacks).to_pylist()
     assert table and all(len(row["documents"]) == 12 for row in table)
+
+    # a reviewer rejects one QA item of the release: only publish re-runs, without it, with an Audit
+    qa_id = pq.read_table(project / "data" / "lveval" / "qa.parquet").column("qa_id")[0].as_py()
+    version = yaml.safe_load(params_file.read_text())["publish"]["version"]
+    line = {"release": version, "dataset": "lveval", "config": "qa", "item": qa_id,
+            "reviewer": "ana", "decision": "reject", "reason": "ambiguous question",
+            "fields": {}, "at": "2026-12-01T09:00:00Z"}  # fmt: skip
+    (project / "reviews" / f"{version}.jsonl").write_text(json.dumps(line) + "\n")
+    fifth = dvc(project, "repro")
+    assert "Running stage 'publish'" in fifth
+    assert not any(f"Running stage '{s}'" in fifth for s in STAGES if s != "publish")
+    record = json.loads((project / "data" / "publish" / "lveval" / "release.json").read_text())
+    assert not any(qa_id in items for items in record["configs"].values())
+    card = (project / "data" / "publish" / "lveval" / "README.md").read_text()
+    assert "## Audit" in card and f"| qa | {qa_id} | ana | ambiguous question |" in card
