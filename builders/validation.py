@@ -212,4 +212,4 @@ def card_markdown(
     if left_out:
         lines += ["", f"Left out as unsolvable (`validate.min_solvable` "
                       f"{report.get('min_solvable')}): {left_out}."]  # fmt: skip
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines)

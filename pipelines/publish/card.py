@@ -162,6 +162,8 @@ class CardInputs:
     """The tokenizers its ``tokens`` columns count in (none when no config has the column)."""
     token_table: StatTable | None = None
     """Tokens per row of each config, in each tokenizer."""
+    validation: str = ""
+    """The reference panel's section (Markdown), '' when the dataset's items are not labelled."""
     audit: str = ""
     """The Audit section of the release's reviews (Markdown), '' when nobody reviewed it."""
 
@@ -322,6 +324,7 @@ def render_card(inputs: CardInputs, templates: Path) -> DatasetCard:
             changes=re.sub(r"^(#+) ", r"#\1 ", inputs.changes, flags=re.M),
             contamination=inputs.contamination,
             audit=inputs.audit,
+            validation=inputs.validation,
             lm_eval_configs=[c.name for c in harnessed],
             inspect_requires=" ".join(dict.fromkeys(r for h in harnesses for r in h.requires)),
             lm_eval_metrics=", ".join(

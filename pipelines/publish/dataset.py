@@ -24,6 +24,7 @@ from pipelines.publish.croissant import CroissantInputs, write_croissant
 from pipelines.publish.dating import Dating
 from pipelines.publish.export import ExportedConfig, config_sources, export_config, split_index
 from pipelines.publish.harness import copy_scorers, write_inspect, write_lm_eval
+from pipelines.publish.labels import Labels
 from pipelines.publish.manifest import MANIFEST, build_manifest, tokenizer_records
 from pipelines.publish.provenance import Provenance, collect
 from pipelines.publish.registry import CONTAMINATION, LICENSE_FILE, DatasetSpec
@@ -58,7 +59,8 @@ def export_dataset(
     people rejected are left out (a drops table) and their corrections applied (the card's
     Audit section)."""
     tokenizers = settings.loaded_tokenizers()
-    exported = export_configs(spec, settings, data, out, dating, tokenizers, review)
+    labels = Labels.load(data) if spec.validated else None
+    exported = export_configs(spec, settings, data, out, dating, tokenizers, review, labels)
     if review is not None:
         review.check_items()
     if not any(COLUMN in c.features for c in exported):
@@ -69,6 +71,7 @@ def export_dataset(
     chart_files = write_charts(spec, exported, data, out)
     baselines, scores = baseline_scores(spec, data)
     contamination = contamination_section(spec, data)
+    validation = labels.card_section(spec.name, data) if labels is not None else ""
     changes = ""
     if dating is not None:
         changes = write_release(spec.name, dating, exported, scores, data, root, out)
@@ -94,6 +97,7 @@ def export_dataset(
         tokenizers=tokenizers,
         token_table=token_lengths(exported, [t.name for t in tokenizers]),
         audit=audit_section(review) if review is not None else "",
+        validation=validation,
     )
     render_card(card, settings.cards).save(out / "README.md")
     write_metadata(spec, settings, exported, out, provenance, tokenizers)
@@ -108,6 +112,7 @@ def export_configs(
     dating: Dating | None,
     tokenizers: Sequence[Tokenizer] = (),
     review: DatasetReview | None = None,
+    labels: Labels | None = None,
 ) -> list[ExportedConfig]:
     """Every config of ``spec`` (vector configs only with ``embeddings``) as shards under
     ``out``, with the counts of ``tokenizers`` where a config declares a ``tokens`` column and
@@ -136,6 +141,7 @@ def export_configs(
                     dating=dating,
                     tokenizers=tokenizers,
                     review=review.for_config(name, config) if review is not None else None,
+                    labels=labels.for_config(spec.name, name, config) if labels else None,
                 )
             )
     return exported

@@ -26,6 +26,7 @@ import pyarrow.parquet as pq
 from benchsmith_scoring.tokens import Tokenizer
 from pipelines.errors import MissingInputError, PublishError
 from pipelines.publish.dating import Dating
+from pipelines.publish.labels import ConfigLabels
 from pipelines.publish.registry import ConfigSpec, DatasetSpec
 from pipelines.publish.reviews import ConfigReview
 from pipelines.publish.rows import Rows
@@ -129,16 +130,20 @@ def export_config(
     dating: Dating | None = None,
     tokenizers: Sequence[Tokenizer] = (),
     review: ConfigReview | None = None,
+    labels: ConfigLabels | None = None,
 ) -> ExportedConfig:
     """Write one config's shards under ``out/<name>/`` and return what was written; with
     ``dating``, every row gains its event's dates and first release; with ``tokenizers``, a
     config that declares a ``tokens`` column gains it; with ``review``, rejected items are left
-    out and corrections applied. ``source`` is read in batches of about ``batch_bytes`` of
+    out and corrections applied; with ``labels``, the panel's labels added and its dropped items
+    left out. ``source`` is read in batches of about ``batch_bytes`` of
     uncompressed data (:func:`batch_rows`)."""
     folder = out / name
     folder.mkdir(parents=True, exist_ok=True)
     joined = _join_table(spec, data)
-    rows = Rows(spec, group_value, splits_of, joined, url_only, dating, data, tokenizers, review)
+    rows = Rows(
+        spec, group_value, splits_of, joined, url_only, dating, data, tokenizers, review, labels
+    )
     batches = _transformed(rows, source, batch_bytes)
     first = next(batches, None)
     if first is None:  # no rows: an empty shard still declares the schema

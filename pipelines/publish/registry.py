@@ -116,6 +116,9 @@ class ConfigSpec:
     fields: tuple[tuple[str, str], ...] = ()
     """``(field, description)`` of its fields whose meaning here differs from the card's shared
     description (``pipelines.publish.card.FIELD_DOCS``)."""
+    labelled: str | None = None
+    """How its rows reach the reference panel's labels (:mod:`pipelines.publish.labels`):
+    ``qa_id``, ``event_id`` or ``insights``; ``None``: its rows are not validated items."""
     tokens: str | None = None
     """What its ``tokens`` column counts in each of ``publish.tokenizers`` (None: no column):
     ``"request"``, the request its harness task sends (``harness.prompt`` of the row, framed as
@@ -180,6 +183,8 @@ class DatasetSpec:
     """Python lines calling the shipped scorer on one row, for the card's Evaluate section."""
     contamination: bool = False
     """Whether the card reports the contamination probe (its items are probed closed-book)."""
+    validated: bool = False
+    """Whether its items carry the reference panel's labels (the validate stage)."""
     web_text_inside: str = ""
     """Why the dataset's own text holds web document text that URL-only mode cannot strip
     ('' when it holds none); such a dataset is refused with ``publish.documents: urls``."""
@@ -193,6 +198,7 @@ class DatasetSpec:
         paths += [c.dated.via.source for c in self.configs if c.dated and c.dated.via]
         paths += [ENTRIES] if any(c.dated for c in self.configs) else []  # the events' dates
         paths += [CONTAMINATION] if self.contamination else []
+        paths += [LABELS, PANEL_REPORT] if self.validated else []
         paths += [self.split_index[0]] if self.split_index else []
         return [*paths, *self.baselines, *(p.source for p in self.plots)]
 
@@ -200,6 +206,8 @@ class DatasetSpec:
 ENTRIES = "wikigen/entries.parquet"
 CHUNKS = "chunk/chunks.parquet"
 CONTAMINATION = "contamination/contamination.json"
+LABELS = "validate/labels.parquet"
+PANEL_REPORT = "validate/validate.json"
 LVEVAL_TASK = InspectTask(
     input="question",
     target="answer",
@@ -330,6 +338,7 @@ DATASETS: dict[str, DatasetSpec] = {
                     tokens=REQUEST,
                     dated=Dated("event_id"),
                     ids=("event_id",),
+                    labelled="event_id",
                 ),
                 ConfigSpec(
                     "documents",
@@ -414,6 +423,7 @@ DATASETS: dict[str, DatasetSpec] = {
                     tokens=REQUEST,
                     dated=Dated("event_id"),
                     ids=("event_id",),
+                    labelled="event_id",
                 ),
             ),
             license="other",
@@ -454,6 +464,7 @@ DATASETS: dict[str, DatasetSpec] = {
             baselines=("wikigen_baselines/wikigen.json",),
             citations=("wikigenbench",),
             contamination=True,
+            validated=True,
             scoring_example=(
                 "from benchsmith_scoring.leval.metrics import rouge\n"
                 'rouge(generated, row["article"], stem=True).rougeL  # WikiGenBench\'s ROUGE-L\n'
@@ -482,6 +493,7 @@ DATASETS: dict[str, DatasetSpec] = {
                     tokens=REQUEST,
                     dated=Dated("source"),
                     ids=("topic_id", "subtopic_id"),
+                    labelled="insights",
                 ),
                 ConfigSpec(
                     "haystacks",
@@ -500,6 +512,7 @@ DATASETS: dict[str, DatasetSpec] = {
                     dated=Dated("source"),
                     ids=("topic_id",),
                     tokens="haystack_context",
+                    labelled="insights",
                 ),
             ),
             license="other",
@@ -522,6 +535,7 @@ DATASETS: dict[str, DatasetSpec] = {
             statistics=("summhay_drops",),
             baselines=("summhay_baselines/summhay.json",),
             citations=("summhay",),
+            validated=True,
             scoring_example=(
                 "from benchsmith_scoring.summhay import parse_summary\n"
                 "parse_summary(summary)  # bullets and the document numbers each cites\n"
@@ -550,6 +564,7 @@ DATASETS: dict[str, DatasetSpec] = {
                     tokens=REQUEST,
                     dated=Dated("qa_id", Join("lveval/qa.parquet", "qa_id", ("source",))),
                     ids=("qa_id",),
+                    labelled="qa_id",
                 ),
                 ConfigSpec(
                     "qa",
@@ -558,6 +573,7 @@ DATASETS: dict[str, DatasetSpec] = {
                     first_of=(("answer", "answers"),),
                     dated=Dated("source"),
                     ids=("qa_id",),
+                    labelled="qa_id",
                 ),
             ),
             license="other",
@@ -589,6 +605,7 @@ DATASETS: dict[str, DatasetSpec] = {
             ),
             citations=("lveval", "leval"),
             contamination=True,
+            validated=True,
             scoring_example=(
                 "from benchsmith_scoring.lveval import ak_score\n"
                 'ak_score(prediction, row["answers"], row["answer_keywords"],\n'

@@ -14,6 +14,7 @@ import pyarrow.compute as pc
 from benchsmith_scoring.tokens import Tokenizer
 from pipelines.errors import PublishError
 from pipelines.publish.dating import Dating
+from pipelines.publish.labels import ConfigLabels
 from pipelines.publish.registry import REQUEST, ConfigSpec
 from pipelines.publish.reviews import ConfigReview
 from pipelines.publish.token_counts import COLUMN, token_column
@@ -38,6 +39,8 @@ class Rows:
     """Whose counts the ``tokens`` column holds (configs whose spec declares one)."""
     review: ConfigReview | None = None
     """Items people rejected (left out) and fields they corrected (``reviews/``)."""
+    labels: ConfigLabels | None = None
+    """The reference panel's labels (``validate``): its dropped items left out."""
 
     def transform(self, table: pa.Table) -> pa.Table:
         """One batch, through :func:`_transform`."""
@@ -45,7 +48,7 @@ class Rows:
 
 
 def _transform(rows: Rows, table: pa.Table) -> pa.Table:
-    """View, apply the reviews, join, filter, date, assign splits (column ``_split``), drop,
+    """View, apply the reviews, join, filter, date, label, assign splits (column ``_split``), drop,
     redact and rename columns of one batch, then count its tokens (a task config's request
     before a URL-only export drops texts)."""
     spec, joined = rows.spec, rows.joined
@@ -67,6 +70,8 @@ def _transform(rows: Rows, table: pa.Table) -> pa.Table:
         table = table.filter(pc.equal(_column(table, spec.group_by, spec), rows.group_value))
     if rows.dating is not None:
         table = rows.dating.add_columns(table, spec, rows.data)
+    if rows.labels is not None:
+        table = rows.labels.apply(table)
     table = table.append_column("_split", _splits(table, spec, rows.splits_of))
     for column in spec.drop:
         table = table.drop_columns([column]) if column in table.column_names else table
