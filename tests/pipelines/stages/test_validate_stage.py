@@ -16,6 +16,7 @@ from pipelines.errors import LLMError
 from pipelines.evaluation.validate_settings import PanelModel, ValidateSettings
 from pipelines.settings import Params
 from pipelines.stages.validate import run_validate, summary
+from tests.support.batch_server import batch_server
 from tests.support.openai_server import openai_server
 
 QUESTION = re.compile(r"Question: (.*?)\nAnswer:", re.S)
@@ -181,3 +182,33 @@ def test_panel_models_are_checked_when_the_params_are_read() -> None:
         PanelModel(name="b", tier="mid", llm={"no_such_key": 1})
     with pytest.raises(ValueError, match="tier"):
         PanelModel(name="b", tier="top")  # type: ignore[arg-type]
+
+
+def test_a_panel_model_in_batch_mode_labels_as_in_sync_mode(
+    inputs: dict[str, Path], params: Params, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The high model's asks go through the Batch API stand-in (one job), the mid model's
+    one by one; the labels equal a run with both in sync mode."""
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    qa = table(inputs["qa"])
+    with batch_server(scripted_panel(qa, failing="")) as (url, seen):
+
+        def panel(mode: str) -> ValidateSettings:
+            common = {"backend": "openai", "base_url": url, "retries": 0, "reasks": 0}
+            batch = {"mode": mode, "batch_poll_s": 0.01} if mode == "batch" else {}
+            return ValidateSettings(
+                models=[PanelModel(name="m-high", tier="high", llm={**common, **batch,
+                                                                    "model": "m-high"}),
+                        PanelModel(name="m-mid", tier="mid", llm={**common, "model": "m-mid"})],
+                datasets=["lveval"],
+            )  # fmt: skip
+
+        run(panel("batch"), inputs, tmp_path / "batch", params, tmp_path / "b.sqlite")
+        assert len(seen.created) == 1 and len(seen.inputs[0]) == 3 * len(qa)
+        assert {b["model"] for b in seen.chat_bodies} == {"m-mid"}
+        run(panel("sync"), inputs, tmp_path / "sync", params, tmp_path / "s.sqlite")
+    stats = json.loads((tmp_path / "batch" / "stats.json").read_text())
+    assert stats["panel"]["m-high"]["mode"] == "batch"
+    assert table(tmp_path / "batch" / "labels.parquet") == table(
+        tmp_path / "sync" / "labels.parquet"
+    )
