@@ -18,13 +18,15 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
+from builders.validation import LEVELS
 from pipelines.errors import MissingInputError, ReviewError
+from pipelines.publish.labels import COLUMNS
 from pipelines.publish.release import RECORD
 from pipelines.publish.reviews import RULES, TARGETS
 
 EXCERPT = 600
 """Characters of a document's text shown as an excerpt."""
-LABELS = ("solvable", "closed_book", "difficulty")
+LABELS = COLUMNS
 """The reference panel's per-item columns that ``--flagged`` reads."""
 
 
@@ -204,7 +206,21 @@ def item_keys_of(row: dict[str, Any], ids: tuple[str, ...]) -> str:
 
 
 def _labels(row: dict[str, Any]) -> dict[str, Any]:
-    return {k: row[k] for k in LABELS if k in row and row[k] is not None}
+    """The row's panel labels; a SummHay row's come from its insights (each labelled): the
+    lowest ``solvable``, the highest ``closed_book`` and the hardest ``difficulty``."""
+    own = {k: row[k] for k in LABELS if k in row and row[k] is not None}
+    if own or not row.get("insights"):
+        return own
+    insights = [_labels(i) for i in row["insights"]]
+    out: dict[str, Any] = {}
+    for key, pick in (("solvable", min), ("closed_book", max)):
+        values = [i[key] for i in insights if key in i]
+        if values:
+            out[key] = pick(values)
+    levels = [i["difficulty"] for i in insights if "difficulty" in i]
+    if levels:
+        out["difficulty"] = max(levels, key=LEVELS.index)
+    return out
 
 
 READERS: dict[str, Callable[[Path, dict[str, Any]], list[ReviewItem]]] = {
