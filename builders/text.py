@@ -8,8 +8,10 @@ No family module imports another family's helpers; they all import these.
 
 from __future__ import annotations
 
+import json
 import re
-from typing import Literal
+from collections.abc import Collection
+from typing import Any, Literal
 
 from benchsmith_scoring.sentences import ABBREVIATIONS as ABBREVIATIONS
 from benchsmith_scoring.sentences import sentence_lines as sentence_lines
@@ -61,3 +63,20 @@ CHARACTER_LANGUAGES = frozenset({"zh", "ja"})
 def length_unit(language: str) -> Literal["words", "characters"]:
     """How text in ``language`` (a code such as ``zh-Hant`` or ``en``) is measured."""
     return "characters" if language.split("-")[0].lower() in CHARACTER_LANGUAGES else "words"
+
+
+def json_object(
+    line: str, where: str, keys: Collection[str], broken: str = "not valid JSON"
+) -> dict[str, Any]:
+    """One JSONL line as an object with only ``keys``; a ``ValueError`` starting with
+    ``where`` (the file and line) when it is not JSON (``broken`` says so), not an object, or
+    has another key."""
+    try:
+        data = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{where}: {broken} ({exc.msg})") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{where}: expected an object with {', '.join(keys)}")
+    if unknown := sorted(set(data) - set(keys)):
+        raise ValueError(f"{where}: unknown key {unknown[0]!r}")
+    return data

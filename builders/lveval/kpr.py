@@ -12,12 +12,12 @@ original, no original may survive, and every answer must still appear in its rep
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from collections.abc import Iterable, Sequence
 
 from builders.lveval.records import QAItem, Rule
 from builders.lveval.text import mentions
+from builders.text import json_object
 
 SYLLABLES = (
     "dal", "ven", "mor", "tis", "ka", "rel", "bra", "sun", "quo", "lin", "zer", "fa",
@@ -170,14 +170,7 @@ def parse_rules(lines: Iterable[str], source: str) -> list[Rule]:
     for n, line in enumerate(lines, 1):
         if not line.strip():
             continue
-        try:
-            data = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{source}:{n}: not valid JSON ({exc.msg})") from None
-        if not isinstance(data, dict):
-            raise ValueError(f"{source}:{n}: expected an object with orig, repl and scope")
-        if unknown := sorted(set(data) - {"orig", "repl", "scope"}):
-            raise ValueError(f"{source}:{n}: unknown key {unknown[0]!r}")
+        data = json_object(line, f"{source}:{n}", ("orig", "repl", "scope"))
         orig, repl, scope = data.get("orig"), data.get("repl"), data.get("scope", "*")
         if not isinstance(orig, str) or not orig.strip():
             raise ValueError(f"{source}:{n}: 'orig' must be a non-empty string")

@@ -24,6 +24,7 @@ import pyarrow as pa
 
 from builders.lveval.kpr import Replacer
 from builders.lveval.records import Rule
+from builders.text import json_object
 from pipelines.errors import ReviewError
 from pipelines.publish.registry import DATASETS, ConfigSpec
 
@@ -135,13 +136,9 @@ def parse_review(text: str, where: str) -> Review:
     """One line as a :class:`Review`; errors start with ``where`` (``file:line``) and name the
     key."""
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ReviewError(f"{where}: not a whole JSON line ({exc.msg})") from None
-    if not isinstance(data, dict):
-        raise ReviewError(f"{where}: expected an object with {', '.join(KEYS)}")
-    if unknown := sorted(set(data) - set(KEYS)):
-        raise ReviewError(f"{where}: unknown key {unknown[0]!r}")
+        data = json_object(text, where, KEYS, broken="not a whole JSON line")
+    except ValueError as exc:
+        raise ReviewError(str(exc)) from None
     for key in ("release", "dataset", "config", "item", "reviewer", "decision", "at"):
         if not isinstance(data.get(key), str) or not data[key].strip():
             raise ReviewError(f"{where}: {key!r} must be a non-empty string")
