@@ -11,9 +11,11 @@ with the reason when the ask failed: a failed answer is counted, never scored 0.
   ``correct_at``;
 - ``closed_book``: the same share without the evidence (the contamination signal), where the
   dataset has a closed-book condition;
-- ``difficulty``: LongBench Pro's cascade (Section 3.5) over the evidence answers, with its "at
-  most one of five models" as a share (``fail_share``): extreme when the high tier fails the
-  item, else hard when the mid tier does, else moderate when the low tier does, else easy.
+- ``difficulty``: LongBench Pro's cascade (Section 3.5) over the full-context answers (LV-Eval:
+  the item's record at its shortest level; an item without one, and the other datasets, whose
+  evidence is their whole context, use the evidence answers), with its "at most one of five
+  models" as a share (``fail_share``): extreme when the high tier fails the item, else hard when
+  the mid tier does, else moderate when the low tier does, else easy.
 """
 
 from __future__ import annotations
@@ -30,7 +32,9 @@ LEVELS = ("easy", "moderate", "hard", "extreme")
 CASCADE: tuple[tuple[Tier, str], ...] = (("high", "extreme"), ("mid", "hard"), ("low", "moderate"))
 """Each tier and the level an item gets when that tier fails it, in LongBench Pro's order."""
 EVIDENCE, CLOSED_BOOK, SHUFFLED = "evidence", "closed_book", "shuffled"
-CONDITIONS = (EVIDENCE, CLOSED_BOOK, SHUFFLED)
+FULL_CONTEXT = "full_context"
+"""An LV-Eval item asked with its whole record context (the shortest level, clean)."""
+CONDITIONS = (EVIDENCE, FULL_CONTEXT, CLOSED_BOOK, SHUFFLED)
 UNSOLVABLE = "unsolvable"
 """The drop reason of an item under ``min_solvable``."""
 
@@ -97,13 +101,14 @@ def label_items(
     for (dataset, item_id), given in grouped.items():
         evidence = [a for a in given if a.condition == EVIDENCE]
         closed = [a for a in given if a.condition == CLOSED_BOOK]
+        full = [a for a in given if a.condition == FULL_CONTEXT]
         labels.append(
             Label(
                 dataset,
                 item_id,
                 solvable=correct_share(evidence, correct_at),
                 closed_book=correct_share(closed, correct_at),
-                difficulty=difficulty(evidence, correct_at, fail_share),
+                difficulty=difficulty(full or evidence, correct_at, fail_share),
                 answered=sum(a.score is not None for a in evidence),
                 failed=sum(a.score is None for a in given),
             )

@@ -47,9 +47,7 @@ class View:
     replacer: Replacer | None
 
 
-def views(
-    prepared: Prepared, blocks: Sequence[Block], confused: Sequence[Block]
-) -> Iterator[View]:
+def views(prepared: Prepared, blocks: Sequence[Block], confused: Sequence[Block]) -> Iterator[View]:
     """The four variants of a plan (``confused``: the plan with its facts inserted)."""
     item = prepared.item
     replace = Replacer(prepared.rules)
@@ -120,9 +118,7 @@ def _request(tokens: TokenCounts, view: View) -> int:
     return tokens.request(view.question, view.rendered.context, answer)
 
 
-def _row(
-    prepared: Prepared, view: View, level: str, words: int, pool_until: str
-) -> dict[str, Any]:
+def _row(prepared: Prepared, view: View, level: str, words: int, pool_until: str) -> dict[str, Any]:
     """The record of one variant at ``level`` (``words``: its ``level_words``)."""
     item, out, rewrite = prepared.item, view.rendered, view.replacer
     if rewrite and (left := rewrite.survivors(out.context)):

@@ -196,9 +196,11 @@ RECORD_SCHEMA = pa.schema(
     ]
 )
 
-TOKEN_RECORD_SCHEMA = RECORD_SCHEMA.append(
-    pa.field("level_tokens", pa.int64())
-).append(pa.field("tokenizer", pa.string())).append(pa.field("request_tokens", pa.int64()))
+TOKEN_RECORD_SCHEMA = (
+    RECORD_SCHEMA.append(pa.field("level_tokens", pa.int64()))
+    .append(pa.field("tokenizer", pa.string()))
+    .append(pa.field("request_tokens", pa.int64()))
+)
 """Records of a build in tokens (``length_unit: tokens``): :data:`RECORD_SCHEMA` (``length``
 still LV-Eval's word count; ``level_words`` the level's label read in words, 128k as 128,000,
 so levels sort and plot as in word mode), then the level in tokens (128k: 131,072), the

@@ -247,6 +247,13 @@ _STAGES = (
                 "The LV-Eval QA items and their evidence.",
                 needed=lambda s: "lveval" in s.datasets,
             ),
+            Input(
+                "records",
+                "lveval",
+                "records",
+                "The LV-Eval records: each item's full context at the shortest level.",
+                needed=lambda s: "lveval" in s.datasets and s.full_context,
+            ),
             replace(
                 ENTRIES,
                 help="The WikiGenBench entries: their leads.",

@@ -29,7 +29,7 @@ import pyarrow.parquet as pq
 from benchsmith_scoring.sentences import sentences
 from builders.lveval.contexts import Block, Segment, render
 from builders.summhay.records import Haystack, Insight
-from builders.validation import CLOSED_BOOK, EVIDENCE, SHUFFLED
+from builders.validation import CLOSED_BOOK, EVIDENCE, FULL_CONTEXT, SHUFFLED
 from pipelines.errors import MissingInputError
 from pipelines.evaluation.contamination import QA_COLUMNS, ak_of
 from pipelines.evaluation.lveval_baselines_settings import LVEvalBaselines
@@ -97,15 +97,36 @@ def _answer_score(values: Sequence[Any], row: Mapping[str, Any], ak: LVEvalBasel
     return ak_of(values[0].text, row, ak)
 
 
-def lveval_probes(qa: Path, s: ValidateSettings, ak: LVEvalBaselines, pool: AskPool) -> list[Probe]:
-    """Every QA item with its evidence, closed-book and (``noise_floor``) with another's."""
+def full_contexts(records: Path | None) -> dict[str, str]:
+    """Each QA item's context in its record at the shortest level, clean variant (none
+    without records)."""
+    if records is None or not records.is_dir():
+        return {}
+    found: dict[str, tuple[int, str]] = {}
+    for path in sorted(records.glob("*.parquet")):
+        columns = ["qa_id", "variant", "level_words", "context"]
+        for r in pq.read_table(path, columns=columns).to_pylist():
+            known = found.get(r["qa_id"])
+            if r["variant"] == "clean" and (known is None or r["level_words"] < known[0]):
+                found[r["qa_id"]] = (r["level_words"], r["context"])
+    return {qa_id: context for qa_id, (_, context) in found.items()}
+
+
+def lveval_probes(
+    qa: Path, s: ValidateSettings, ak: LVEvalBaselines, pool: AskPool, records: Path | None = None
+) -> list[Probe]:
+    """Every QA item with its evidence, with its full context (``full_context``, from
+    ``records``), closed-book and (``noise_floor``) with another's evidence."""
     rows = _table(qa, [*QA_COLUMNS, "evidence"], "the LV-Eval QA items")
     contexts = [_evidence_context(r) for r in rows]
+    whole = full_contexts(records) if s.full_context else {}
     partner = derangement(len(rows), s.seed) if s.noise_floor else []
     probes = []
     for k, row in enumerate(rows):
         score = partial(_answer_score, row=row, ak=ak)
         conditions = [(EVIDENCE, contexts[k]), (CLOSED_BOOK, "")]
+        if row["qa_id"] in whole:
+            conditions.append((FULL_CONTEXT, whole[row["qa_id"]]))
         conditions += [(SHUFFLED, contexts[partner[k]])] if partner else []
         for condition, context in conditions:
             variables = {"qa_id": row["qa_id"], "question": row["question"],

@@ -102,6 +102,14 @@ class ValidateSettings(Strict):
         ),
     )
     difficulty: Difficulty = Field(default_factory=Difficulty)
+    full_context: bool = Field(
+        True,
+        description=(
+            "Also ask every LV-Eval item with its record's whole context (the shortest level, "
+            "clean variant); difficulty is labelled from these answers, as LongBench Pro "
+            "labels from full-context scores (the evidence answers where an item has no record)."
+        ),
+    )
     noise_floor: bool = Field(
         True,
         description=(

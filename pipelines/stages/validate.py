@@ -55,12 +55,12 @@ from pipelines.synthesis.summhay_documents import inclusion_ask
 
 
 def _probes(
-    s: ValidateSettings, qa: Path, entries: Path, chunks: Path, haystacks: Path,
-    ak: LVEvalBaselines, pool: AskPool,
+    s: ValidateSettings, qa: Path, records: Path | None, entries: Path, chunks: Path,
+    haystacks: Path, ak: LVEvalBaselines, pool: AskPool,
 ) -> list[Probe]:  # fmt: skip
     probes: list[Probe] = []
     if "lveval" in s.datasets:
-        probes += lveval_probes(qa, s, ak, pool)
+        probes += lveval_probes(qa, s, ak, pool, records)
     if "wikigenbench" in s.datasets:
         probes += wikigen_probes(entries, chunks, s, pool)
     if "summhay" in s.datasets:
@@ -97,6 +97,7 @@ def run_validate(
     entries: Path,
     chunks: Path,
     haystacks: Path,
+    records: Path | None = None,
     out: Path,
     llm: LLMSettings,
     ak: LVEvalBaselines,
@@ -104,7 +105,7 @@ def run_validate(
     """Ask the panel, label every item and write the outputs (see the module docstring)."""
     with stage_run("validate", out) as run:
         pool = AskPool()
-        probes = _probes(s, qa, entries, chunks, haystacks, ak, pool)
+        probes = _probes(s, qa, records, entries, chunks, haystacks, ak, pool)
         answers = []
         blocks: dict[str, dict[str, Any]] = {}
         panel = []

@@ -101,3 +101,12 @@ def test_noise_floor_distribution_and_failures_per_model() -> None:
         ("c", None),
         ("t/S1.1", None),
     ]
+
+
+def test_difficulty_follows_the_full_context_answers_where_there_are_some() -> None:
+    from builders.validation import FULL_CONTEXT
+
+    answers = [*panel({"high": [RIGHT] * 5}), *panel({"high": [WRONG] * 5}, FULL_CONTEXT)]
+    (label,) = label_items(answers, 0.65, 0.2)
+    assert label.solvable == 1.0  # with the evidence alone, every model answers
+    assert label.difficulty == "extreme"  # in the whole context, none does

@@ -160,7 +160,9 @@ def test_the_estimate_prices_each_panel_model_at_its_own_rates(
         ]
         p = p.model_copy(
             update={
-                "validate": p.validate.model_copy(update={"models": panel, "datasets": ["lveval"]})
+                "validate": p.validate.model_copy(
+                    update={"models": panel, "datasets": ["lveval"], "full_context": False}
+                )
             }
         )
         rows = {r.prompt: r for r in estimate(p, where, ["validate"]).rows}

@@ -11,8 +11,9 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
-from builders.validation import CLOSED_BOOK, EVIDENCE, SHUFFLED
+from builders.validation import CLOSED_BOOK, EVIDENCE, FULL_CONTEXT, SHUFFLED
 from pipelines.errors import LLMError
+from pipelines.evaluation.validate_probes import full_contexts
 from pipelines.evaluation.validate_settings import PanelModel, ValidateSettings
 from pipelines.settings import Params
 from pipelines.stages.validate import run_validate, summary
@@ -29,6 +30,7 @@ def inputs(lveval_data: Path, snapshot_entries: Path, snapshot_chunks: Path,
            snapshot_haystacks: Path) -> dict[str, Path]:  # fmt: skip
     return {
         "qa": lveval_data.parent / "built" / "qa.parquet",
+        "records": lveval_data.parent / "built" / "records",
         "entries": snapshot_entries,
         "chunks": snapshot_chunks,
         "haystacks": snapshot_haystacks,
@@ -59,7 +61,9 @@ def test_a_template_panel_labels_every_item_from_its_answers(
         mine = [a for a in answers if (a["dataset"], a["item_id"]) == (dataset, item)]
         evidence = [a["score"] for a in mine if a["condition"] == EVIDENCE]
         assert label["solvable"] == sum(s >= 0.65 for s in evidence) / len(evidence)
-        assert label["difficulty"] == ("easy" if label["solvable"] == 1 else "extreme")
+        # one model: LongBench Pro's level follows its full-context answer where it has one
+        full = [a["score"] for a in mine if a["condition"] == FULL_CONTEXT] or evidence
+        assert label["difficulty"] == ("easy" if full[0] >= 0.65 else "extreme")
         closed = [a for a in mine if a["condition"] == CLOSED_BOOK]
         assert (label["closed_book"] is None) == (dataset != "lveval")
         # the template reads only what it is shown: nothing closed-book
@@ -116,12 +120,14 @@ def test_a_scripted_panel_gives_exact_levels_shares_and_drops(
             min_solvable=0.5,
         )
         run(settings, inputs, tmp_path / "out", params, tmp_path / "llm.sqlite")
-        assert seen.count == 3 * 3 * len(qa)  # every model, every item, three conditions
+        # every model, every item, four conditions (full context: every item has a record)
+        assert len(full_contexts(inputs["records"])) == len(qa)
+        assert seen.count == 3 * 4 * len(qa)
         labels = {r["item_id"]: r for r in table(tmp_path / "out" / "labels.parquet")}
         for k, row in enumerate(qa):
             label = labels[row["qa_id"]]
-            if k == 1:  # the low model failed: not counted, neither right nor wrong
-                expected = (1.0, "easy", 2, 1)
+            if k == 1:  # the low model failed (evidence, full context): neither right nor wrong
+                expected = (1.0, "easy", 2, 2)
             else:
                 solvable = [1.0, 2 / 3, 1 / 3, 0.0][k % 4]
                 expected = (solvable, ["easy", "moderate", "hard", "extreme"][k % 4], 3, 0)
@@ -137,8 +143,8 @@ def test_a_scripted_panel_gives_exact_levels_shares_and_drops(
                     f"evidence (solvable {right / 3:.2f} < min_solvable 0.5)"
                 )
         report = json.loads((tmp_path / "out" / "validate.json").read_text())
-        assert report["models"]["m-low"]["failed"] == 1
-        assert report["models"]["m-low"]["failed_call_failed"] == 1
+        assert report["models"]["m-low"]["failed"] == 2
+        assert report["models"]["m-low"]["failed_call_failed"] == 2
         assert report["dropped"] == {"lveval": sum(k % 4 >= 2 for k in range(len(qa)))}
         assert report["noise_floor"]["lveval"]["correct_share"] == 0.0
         stats = json.loads((tmp_path / "out" / "stats.json").read_text())
@@ -147,8 +153,8 @@ def test_a_scripted_panel_gives_exact_levels_shares_and_drops(
         assert set(stats["llm"]["by_prompt"]) == {f"lveval/answer @ {m}" for m in stats["panel"]}
         before = (tmp_path / "out" / "labels.parquet").read_bytes()
         run(settings, inputs, tmp_path / "again", params, tmp_path / "llm.sqlite")
-        # answered from the cache but for the one failed ask, asked again
-        assert seen.count == 3 * 3 * len(qa) + 1
+        # answered from the cache but for the two failed asks, asked again
+        assert seen.count == 3 * 4 * len(qa) + 2
         assert (tmp_path / "again" / "labels.parquet").read_bytes() == before
 
 
@@ -204,7 +210,7 @@ def test_a_panel_model_in_batch_mode_labels_as_in_sync_mode(
             )  # fmt: skip
 
         run(panel("batch"), inputs, tmp_path / "batch", params, tmp_path / "b.sqlite")
-        assert len(seen.created) == 1 and len(seen.inputs[0]) == 3 * len(qa)
+        assert len(seen.created) == 1 and len(seen.inputs[0]) == 4 * len(qa)
         assert {b["model"] for b in seen.chat_bodies} == {"m-mid"}
         run(panel("sync"), inputs, tmp_path / "sync", params, tmp_path / "s.sqlite")
     stats = json.loads((tmp_path / "batch" / "stats.json").read_text())
