@@ -44,7 +44,8 @@ def cached_rows(path: Path) -> int:
 
 def test_killed_embed_resumes_without_recomputing(tmp_path: Path, passages: list[str]) -> None:
     docs = tmp_path / "documents.parquet"
-    write_documents(docs, passages[:40])  # a third of their chunks is embedded before the kill
+    # 119 chunks, 8 blocks of 16: the kill comes after 3 blocks, with 5 (~2 s) still to go
+    write_documents(docs, passages[:20])
     run_chunk(
         ChunkSettings(size=32),
         documents=docs,

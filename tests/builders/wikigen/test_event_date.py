@@ -109,10 +109,14 @@ def _infobox_source(text: str) -> str:
 
 @pytest.fixture(scope="module")
 def real() -> list[tuple[Article, dict[str, str]]]:
-    """Every real article (no redirects) with its infobox's parameters as wikitext."""
+    """Every real article (no redirects) whose wikitext names an infobox, with its infobox's
+    parameters as wikitext. The 160 pages that never write "infobox" (60 articles, 100
+    redirects) can have no infobox template, so no value any test reads: the project's reader
+    renders only the 46 others (4.6 s instead of 8)."""
     enwiki: Path = member(GENSIM, ENWIKI)
-    sources = {page.title: page.text for _, page in iter_pages(enwiki)}
-    read = read_dump(enwiki, skip_sections=[], creation_dates="api")
+    pages = [p for p in iter_pages(enwiki) if "infobox" in p[1].text.lower()]
+    sources = {page.title: page.text for _, page in pages}
+    read = read_dump(enwiki, skip_sections=[], creation_dates="api", pages=pages)
     out = []
     for article in (a for a in read if isinstance(a, Article) and not a.is_redirect):
         boxes = mwparserfromhell.parse(_infobox_source(sources[article.title])).filter_templates()

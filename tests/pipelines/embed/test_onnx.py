@@ -21,31 +21,57 @@ pytest.importorskip("onnxruntime")
 pytest.importorskip("onnx")
 
 
-def test_onnx_float32_agrees_with_torch_float32_and_its_export_is_reused(passages, tmp_path):
-    passages = passages[:60]
-    reference = Encoder(resolve("minilm"), dtype="float32").encode(passages)
-    onnx = Encoder(resolve("minilm"), backend="onnx", onnx_cache=tmp_path)
-    vectors = onnx.encode(passages)
+COMPARED = 60
+"""Passages the ONNX vectors are compared on; the int8 test reads the first 40."""
+
+
+@pytest.fixture(scope="module")
+def reference(passages: list[str]) -> np.ndarray:
+    """Torch float32 vectors of the first :data:`COMPARED` passages, computed once: a text's
+    vector does not depend on the texts batched with it (within 1e-5)."""
+    return Encoder(resolve("minilm"), dtype="float32").encode(passages[:COMPARED])
+
+
+@pytest.fixture(scope="module")
+def exports(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The module's ONNX cache: MiniLM is exported to float32 once (:func:`onnx_float32`), to
+    int8 from that, and the calibration reads both instead of exporting again."""
+    return tmp_path_factory.mktemp("onnx")
+
+
+@pytest.fixture(scope="module")
+def onnx_float32(exports: Path, passages: list[str]) -> tuple[Encoder, np.ndarray]:
+    """An ONNX encoder exporting MiniLM into the empty cache, and its vectors of the first
+    :data:`COMPARED` passages."""
+    assert not list(exports.rglob("*.onnx"))
+    onnx = Encoder(resolve("minilm"), backend="onnx", onnx_cache=exports)
+    return onnx, onnx.encode(passages[:COMPARED])
+
+
+def test_onnx_float32_agrees_with_torch_float32_and_its_export_is_reused(
+    passages, reference, onnx_float32, exports
+):
+    onnx, vectors = onnx_float32
     result = agreement(reference, vectors)
     assert result.mean_cosine >= 0.9999 and result.min_cosine >= 0.999 and result.overlap >= 0.99
     # the export lies in the cache; a second encoder loads it instead of exporting again
-    (export,) = tmp_path.glob("*/model.onnx")
-    stamp = export.stat().st_mtime_ns
-    again = Encoder(resolve("minilm"), backend="onnx", onnx_cache=tmp_path)
+    (export,) = exports.glob("*/model.onnx")
+    stamp, files = export.stat().st_mtime_ns, set(exports.rglob("*"))
+    again = Encoder(resolve("minilm"), backend="onnx", onnx_cache=exports)
     assert np.allclose(again.encode(passages[:5]), vectors[:5], atol=1e-6)
-    assert export.stat().st_mtime_ns == stamp and len(list(tmp_path.glob("*/*.onnx"))) == 1
-    assert not list(tmp_path.rglob(".*.tmp"))
+    assert export.stat().st_mtime_ns == stamp and set(exports.rglob("*")) == files
+    assert not list(exports.rglob(".*.tmp"))
     # ONNX vectors are kept apart from torch's in the embedding cache
     assert onnx.fingerprint() != Encoder(resolve("minilm"), dtype="float32").fingerprint()
 
 
-def test_int8_export_is_measured_against_the_floors(passages, tmp_path):
-    reference = Encoder(resolve("minilm"), dtype="float32").encode(passages[:40])
-    int8 = Encoder(resolve("minilm"), backend="onnx", quantize="int8", onnx_cache=tmp_path)
-    result = agreement(reference, int8.encode(passages[:40]))
+def test_int8_export_is_measured_against_the_floors(passages, reference, onnx_float32, exports):
+    # quantized from the float32 export of ``onnx_float32``
+    int8 = Encoder(resolve("minilm"), backend="onnx", quantize="int8", onnx_cache=exports)
+    result = agreement(reference[:40], int8.encode(passages[:40]))
     # quantized weights move the vectors, but they are still the same model's
     assert 0.9 < result.mean_cosine < 0.99999
-    assert {p.name for p in tmp_path.glob("*/*.onnx")} == {"model.onnx", "model.int8.onnx"}
+    assert {p.name for p in exports.glob("*/*.onnx")} == {"model.onnx", "model.int8.onnx"}
 
 
 def test_pooler_and_cls_heads_match_torch(tiny_bert: Path, tmp_path):
@@ -73,11 +99,12 @@ def test_onnx_is_a_cpu_float32_backend(tmp_path):
         Encoder(resolve("minilm"), backend="onnx", dtype="bfloat16", onnx_cache=tmp_path)
 
 
-def test_calibration_weighs_onnx_against_torch(tmp_path, passages):
+def test_calibration_weighs_onnx_against_torch(tmp_path, passages, onnx_float32, exports):
+    # the candidates load the module's exports (``onnx_float32``, the int8 test)
     base = {
         "cache": tmp_path / "cache.sqlite",
         "calibration": tmp_path / "calibration.json",
-        "onnx_cache": tmp_path / "onnx",
+        "onnx_cache": exports,
         "calibrate_min_texts": 0,
         "calibrate_texts": 24,
         "batch_tokens": 2048,
