@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from datetime import date
 from pathlib import Path
 
@@ -230,12 +231,19 @@ def test_repro_builds_the_selection_then_does_nothing_then_follows_params(projec
         assert f"Stage '{stage}' is cached - skipping run, checking out outputs" in restored
     assert {p: p.read_bytes() for p in first_bytes} == first_bytes
 
-    # two changes in one build: SummHay's documents per haystack (its stages re-run, the rest
-    # not), and a reviewer rejecting one QA item of the release (publish re-runs without it,
-    # with an Audit)
+    # a SummHay setting changes: DVC sees exactly the summhay stage changed, by that key (the
+    # stage's own tests check what the setting does; it is put back unbuilt)
     params = yaml.safe_load(params_file.read_text())
+    before_text = params_file.read_text()
     params["summhay"]["documents"] = 12
     params_file.write_text(yaml.safe_dump(params, sort_keys=False))
+    status = dvc(project, "status")
+    assert set(re.findall(r"^(\w+):\s*$", status, re.M)) == {"summhay"}, status
+    assert re.search(r"modified:\s+summhay\.documents", status), status
+    params_file.write_text(before_text)
+
+    # a reviewer rejects one QA item of the release: only publish re-runs, without it, with an
+    # Audit beside the panel's section
     qa_id = pq.read_table(project / "data" / "lveval" / "qa.parquet").column("qa_id")[0].as_py()
     version = params["publish"]["version"]
     line = {"release": version, "dataset": "lveval", "config": "qa", "item": qa_id,
@@ -243,12 +251,8 @@ def test_repro_builds_the_selection_then_does_nothing_then_follows_params(projec
             "fields": {}, "at": "2026-12-01T09:00:00Z"}  # fmt: skip
     (project / "reviews" / f"{version}.jsonl").write_text(json.dumps(line) + "\n")
     fourth = dvc(project, "repro")
-    assert "Running stage 'summhay'" in fourth and "Running stage 'summhay_baselines'" in fourth
     assert "Running stage 'publish'" in fourth
-    untouched = ("wiki", "web", "wikigen", "lveval", "lveval_baselines")
-    assert not any(f"Running stage '{s}'" in fourth for s in untouched)
-    table = pq.read_table(haystacks).to_pylist()
-    assert table and all(len(row["documents"]) == 12 for row in table)
+    assert not any(f"Running stage '{s}'" in fourth for s in STAGES if s != "publish")
     record = json.loads((project / "data" / "publish" / "lveval" / "release.json").read_text())
     assert not any(qa_id in items for items in record["configs"].values())
     card = (project / "data" / "publish" / "lveval" / "README.md").read_text()

@@ -14,6 +14,11 @@ from pipelines.settings import Params
 from tests.support.shared import built_once
 from tests.support.snapshot import ROOT
 
+DENSE_VECTORS = "dense-vectors.sqlite"
+"""Beside ``publish_data``: the dense reranker's vectors of the snapshot's web chunks (the
+embedding cache of its RR run), which the wikigen_baselines stage tests read instead of
+embedding the same chunks again."""
+
 
 @pytest.fixture(scope="session")
 def publish_data(
@@ -51,6 +56,7 @@ def publish_data(
             out=reranked,
             llm=params.llm,
             retrieval=params.resolved_retrieval(),
+            embed_cache=folder / DENSE_VECTORS,
         )
         (data / "wikigen_baselines").mkdir()
         shutil.copy(reranked / "retrieval.parquet", data / "wikigen_baselines")

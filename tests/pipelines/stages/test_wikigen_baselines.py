@@ -19,6 +19,7 @@ from pipelines.retrieval.tokens import TokenCounter
 from pipelines.settings import Params
 from pipelines.stages.wikigen_baselines import run_wikigen_baselines, summary
 from tests.pipelines.llm.conftest import settings_for
+from tests.pipelines.publish.conftest import DENSE_VECTORS
 from tests.support.openai_server import openai_server
 from tests.support.snapshot import ROOT
 
@@ -29,7 +30,7 @@ def inputs(snapshot_entries: Path, snapshot_chunks: Path) -> tuple[Path, Path]:
     return snapshot_entries, snapshot_chunks
 
 
-def run(params: Params, settings: WikigenBaselines, inputs, out: Path, llm):
+def run(params: Params, settings: WikigenBaselines, inputs, out: Path, llm, embed_cache=None):
     """The wikigen_baselines stage on ``inputs`` (entries, chunks) with the snapshot's retrieval
     settings."""
     entries, chunks = inputs
@@ -40,14 +41,20 @@ def run(params: Params, settings: WikigenBaselines, inputs, out: Path, llm):
         out=out,
         llm=llm,
         retrieval=params.resolved_retrieval(),
+        embed_cache=embed_cache,
     )
 
 
 @pytest.fixture(scope="module")
-def built(inputs, params: Params, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def built(
+    inputs, params: Params, publish_data: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Path:
+    """The stage on the snapshot with its own settings; its dense vectors come from the
+    embedding cache the publish fixtures' RR run filled (the same chunks, the same encoder)."""
     tmp = tmp_path_factory.mktemp("wikigen-baselines-out")
     llm = params.llm.model_copy(update={"cache": tmp / "llm.sqlite"})
-    run(params, params.wikigen_baselines, inputs, tmp / "out", llm)
+    vectors = publish_data.parent / DENSE_VECTORS
+    run(params, params.wikigen_baselines, inputs, tmp / "out", llm, embed_cache=vectors)
     return tmp / "out"
 
 
