@@ -21,7 +21,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from builders.validation import LEVELS, card_markdown
+from builders.validation import card_markdown
 from pipelines.publish.registry import LABELS, PANEL_REPORT, ConfigSpec
 from pipelines.publish.views import bullets
 
@@ -118,17 +118,15 @@ class Labels:
             if label.dropped:
                 self._left_out(dataset, item, label)
         keep = [not label.dropped for label in labels]
-        table = table.filter(pa.array(keep, pa.bool_())) if not all(keep) else table
-        kept = [(i, la) for i, la in zip(ids, labels, strict=True) if not la.dropped]
-        releases = _releases(table)
-        self._count(
-            dataset, config, [(i, la, r) for (i, la), r in zip(kept, releases, strict=True)]
-        )
-        kept_labels = [la for _, la in kept]
+        if not all(keep):
+            table = table.filter(pa.array(keep, pa.bool_()))
+            ids = [i for i, k in zip(ids, keep, strict=True) if k]
+            labels = [la for la, k in zip(labels, keep, strict=True) if k]
+        items = zip(ids, labels, _releases(table), strict=True)
+        self._count(dataset, config, list(items))
         for k, (name, kind) in enumerate(zip(COLUMNS, TYPES, strict=True)):
-            table = table.append_column(
-                pa.field(name, kind), pa.array([la.values()[k] for la in kept_labels], kind)
-            )
+            values = [la.values()[k] for la in labels]
+            table = table.append_column(pa.field(name, kind), pa.array(values, kind))
         return table
 
     def _insights(self, table: pa.Table, dataset: str, config: str) -> pa.Table:
@@ -212,8 +210,3 @@ def _labelled_schema(schema: pa.Schema) -> pa.Schema:
             for f in schema
         ]
     )
-
-
-def levels_row(counts: Counter[str]) -> list[int]:
-    """Counts in the card's column order: the levels, then unlabelled."""
-    return [counts[level] for level in (*LEVELS, UNLABELLED)]
