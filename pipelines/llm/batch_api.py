@@ -105,7 +105,10 @@ def _reply(body: dict[str, Any]) -> SimpleNamespace:
     """The fields of a ``chat.completion`` body that :func:`chat_response` reads, without
     building the SDK's models (about 70 µs a line, most of the parsing)."""
     choices = [
-        SimpleNamespace(message=SimpleNamespace(content=(c.get("message") or {}).get("content")))
+        SimpleNamespace(
+            message=SimpleNamespace(content=(c.get("message") or {}).get("content")),
+            finish_reason=c.get("finish_reason"),
+        )
         for c in body.get("choices") or []
     ]
     usage = body.get("usage")

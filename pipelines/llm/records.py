@@ -80,9 +80,14 @@ class ChatRequest:
 
 @dataclass(frozen=True)
 class ChatResponse:
-    """A backend's answer with its token usage (estimated where the server reports none)."""
+    """A backend's answer with its token usage (estimated where the server reports none).
+
+    ``finish_reason`` is why the model stopped, in OpenAI's words: ``stop`` (a finished answer),
+    ``length`` (cut at ``max_tokens``), ``content_filter``, or a provider's own word verbatim.
+    Only a ``stop`` answer is ever served from the cache."""
 
     text: str
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cached: bool = False
+    finish_reason: str = "stop"

@@ -131,12 +131,18 @@ def chat_response(reply: Any, request: ChatRequest | None) -> ChatResponse:
     reply holds no choice."""
     if not reply.choices:
         raise CallFailed("the server returned no choices")
-    text = redact(reply.choices[0].message.content or "", patterns=False)
+    choice = reply.choices[0]
+    text = redact(choice.message.content or "", patterns=False)
+    finish = getattr(choice, "finish_reason", None) or "stop"
     usage = reply.usage
     if usage is not None and usage.prompt_tokens is not None:
-        return ChatResponse(text, usage.prompt_tokens, usage.completion_tokens or 0)
+        return ChatResponse(
+            text, usage.prompt_tokens, usage.completion_tokens or 0, finish_reason=finish
+        )
     prompt_text = " ".join(m.content for m in request.messages) if request else ""
-    return ChatResponse(text, estimate_tokens(prompt_text), estimate_tokens(text))
+    return ChatResponse(
+        text, estimate_tokens(prompt_text), estimate_tokens(text), finish_reason=finish
+    )
 
 
 def _json_schema(request: ChatRequest) -> dict[str, Any]:
