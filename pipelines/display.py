@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from pipelines.dag.table import STAGES
+from pipelines.failure_ledger import FAILURES, read_failures, top_reasons
 
 
 def print_estimate(data: dict[str, Any], out: Console) -> None:
@@ -37,6 +38,11 @@ def print_estimate(data: dict[str, Any], out: Console) -> None:
     out.print(f"prompt tokens counted with: {data['tokenizer']}")
     if any(r["completion_from"] == MAX_TOKENS for r in data["prompts"]):
         out.print("* no cached answers of this prompt yet: llm.max_tokens per call, an upper bound")
+    for stage, retry in (data.get("retries") or {}).items():
+        out.print(
+            f"{stage}: {retry['failed']} asks failed in the last run ({retry['ledger']}); a "
+            f"rerun asks {retry['retried']} of them again (counted in the calls above)"
+        )
     if search := data.get("search"):
         print_search_plan(search, out)
 
@@ -88,6 +94,11 @@ def print_report(data: Path) -> bool:
         out.print(table)
         if llm:
             out.print(f"llm answers: {answers_line(llm)}")
+        failed = read_failures(stats_file.parent / FAILURES)
+        if failed:
+            out.print(f"{len(failed)} failed asks in {FAILURES}; the commonest:")
+            for prompt, reason, n in top_reasons(failed):
+                out.print(f"  {n} × {prompt}: {reason}")
         files = ", ".join(
             sorted(p.name for p in stats_file.parent.iterdir() if not p.name.startswith("."))
         )

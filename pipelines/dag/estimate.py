@@ -6,7 +6,9 @@ haystacks); their other inputs come from the data folder, so stages without a mo
 wikigen) must have run. Each prompt's row counts the calls the cache cannot answer, their
 prompt tokens (with ``llm.tokenizer``, a real count), their completion tokens (the cached
 answers' mean, else ``max_tokens``) and their price. Re-asks cannot be foreseen: a stand-in
-answer always passes its check, so each row also gives the most calls re-asks could add.
+answer always passes its check, so each row also gives the most calls re-asks could add. Asks
+that failed in the last run (a stage's ``llm_failures.parquet``) are never answered from the
+cache: the estimate says how many of them a rerun asks again.
 
 Without ``--stage``, the search queries a live web stage would send are counted too: the
 queries of the selected events the search log does not answer, and the requests and list price
@@ -25,6 +27,7 @@ from typing import Any
 from pipelines.dag.invoke import Workspace, run_stage
 from pipelines.dag.spec import Stage
 from pipelines.dag.table import ARTICLES, STAGES
+from pipelines.failure_ledger import FAILURES, read_failures
 from pipelines.llm.budget import cost_usd
 from pipelines.llm.dry_run import MAX_TOKENS, dry_run
 from pipelines.llm.tokens import TokenCounter
@@ -57,6 +60,9 @@ class Estimate:
     model: str
     tokenizer: str
     """The tokenizer that counted prompt tokens, or "" for the rough word-based count."""
+    retries: dict[str, dict[str, Any]] | None = None
+    """Per stage with a failure ledger from the last run: its failed asks and how many of
+    them a rerun asks again."""
     search: dict[str, Any] | None = None
     """The search queries a live web stage would send (see the module docstring); ``None``
     when the wiki stage's articles are not there yet or only some stages were asked."""
@@ -76,6 +82,7 @@ class Estimate:
             "tokenizer": self.tokenizer or "approximate (4 tokens per 3 words)",
             "totals": totals,
             "prompts": [asdict(r) for r in self.rows],
+            "retries": self.retries or {},
             "search": self.search,
         }
 
@@ -109,12 +116,22 @@ def estimate(params: Any, where: Workspace, only: Sequence[str] | None = None) -
     stages = model_stages(only)
     panel = params.validate.model_settings(llm)
     rows: list[PromptEstimate] = []
+    retries: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory(prefix="benchsmith-estimate-") as tmp, dry_run(counter) as run:
         scratch = Path(tmp)
         ran = {s.name for s in stages}
         for stage in stages:
             given = {i.name: i.under(scratch) for i in stage.inputs if i.name and i.stage in ran}
+            ledger = where.data / stage.name / FAILURES
+            run.failed = {row["key"] for row in read_failures(ledger)}
+            run.retried = set()
             run_stage(stage.name, params, where, out=scratch / stage.name, **given)
+            if run.failed:
+                retries[stage.name] = {
+                    "ledger": str(ledger),
+                    "failed": len(run.failed),
+                    "retried": len(run.retried),
+                }
             stats = json.loads((scratch / stage.name / "stats.json").read_text("utf-8"))
             for prompt, used in (stats.get("llm") or {}).get("by_prompt", {}).items():
                 calls = used["calls"]
@@ -143,4 +160,4 @@ def estimate(params: Any, where: Workspace, only: Sequence[str] | None = None) -
     if not only and articles.is_file():
         web = params.web
         search = search_plan(web.search, web.search_log, read_articles(articles))
-    return Estimate(rows, llm.backend, llm.model, counter.name, search)
+    return Estimate(rows, llm.backend, llm.model, counter.name, retries, search)

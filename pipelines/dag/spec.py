@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from builders.settings import Strict
+from pipelines.failure_ledger import FAILURES
 
 DATA = Path("data")
 """Every stage writes ``data/<stage>/``."""
@@ -105,6 +106,13 @@ class Stage:
         """The one-line summary the CLI prints after a run."""
         return importlib.import_module(self.module).summary
 
+    @property
+    def asks_models(self) -> bool:
+        """Whether it asks models (it uses the ``llm`` section): it writes a failure ledger."""
+        return "llm" in self.uses
+
     def writes(self) -> list[str]:
-        """Every path it writes, relative to ``data/<name>/``."""
-        return [*self.outs, *self.metrics, *(p.path for p in self.plots)]
+        """Every path it writes, relative to ``data/<name>/``; a stage that asks models writes
+        its failure ledger too."""
+        ledger = [FAILURES] if self.asks_models else []
+        return [*self.outs, *ledger, *self.metrics, *(p.path for p in self.plots)]

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from pipelines.errors import LLMError
+from pipelines.failure_ledger import FailureLedger
 from pipelines.llm.backends.base import Backend, CallFailed
 from pipelines.llm.backends.openai_api import OpenAIBackend, refuses_schema
 from pipelines.llm.batch_api import TERMINAL, BatchAPI, LineResults, batch_errors, chunked
@@ -48,6 +49,7 @@ class Client(Protocol):
     backend: Backend
     cache: ResponseCache | None
     usage: LLMUsage
+    failures: FailureLedger
     batches: dict[str, list[str]]
 
     def ask(self, ask: Any) -> Any: ...
@@ -89,14 +91,20 @@ class _Pending(BaseException):
 
 
 class _Collector(Backend):
-    """Answers nothing: a request missing from the cache is collected; one a job failed fails."""
+    """Answers with this run's batch answers (an unusable one too, which the cache no longer
+    serves, so its re-ask follows); a request missing from both is collected; one a job failed
+    fails."""
 
-    def __init__(self, backend: Backend, failures: Mapping[str, str]):
+    def __init__(
+        self, backend: Backend, fresh: Mapping[str, ChatResponse], failures: Mapping[str, str]
+    ):
         self.name, self.model = backend.name, backend.model
-        self.failures = failures
+        self.fresh, self.failures = fresh, failures
 
     def complete(self, request: ChatRequest) -> ChatResponse:
         key = request.cache_key(self.name, self.model)
+        if key in self.fresh:
+            return self.fresh[key]
         if key in self.failures:
             raise CallFailed(self.failures[key])
         raise _Pending(key, request)
@@ -141,6 +149,9 @@ class _FreshFirst(ResponseCache):
     def __len__(self) -> int:
         return len(self._cache)
 
+    def reject(self, key: str, reason: str) -> None:
+        self._cache.reject(key, reason)
+
     def close(self) -> None:
         self._cache.close()
 
@@ -173,11 +184,12 @@ class _BatchRun:
         self.waited_s = 0.0
 
     def _twin(self, backend: Backend, cache: ResponseCache, usage: LLMUsage | None) -> Client:
-        """The client with another backend and cache (and usage counters, if given)."""
+        """The client with another backend and cache (and, if given, usage counters and a
+        failure ledger of its own)."""
         twin = copy.copy(self.client)
         twin.backend, twin.cache = backend, cache
         if usage is not None:
-            twin.usage = usage
+            twin.usage, twin.failures = usage, FailureLedger()
         return twin
 
     def final_client(self) -> Client:
@@ -200,7 +212,8 @@ class _BatchRun:
         self, asks: list[Any], indexes: list[int]
     ) -> tuple[dict[str, ChatRequest], list[int]]:
         """The requests the asks at ``indexes`` need next, and the asks that need them."""
-        shadow = self._twin(_Collector(self.backend, self.failures), self.cache, LLMUsage())
+        collector = _Collector(self.backend, self.fresh, self.failures)
+        shadow = self._twin(collector, self.cache, LLMUsage())
         pending: dict[str, ChatRequest] = {}
         waiting: list[int] = []
         for i in indexes:

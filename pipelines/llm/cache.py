@@ -1,13 +1,24 @@
 """A persistent response cache in SQLite, safe for several threads and processes at once.
 
-Answers are keyed by :meth:`ChatRequest.cache_key` (backend, model, messages, parameters, seed),
-so a rebuild asks only the questions it has not asked before. Only successful completions are
-stored; keys never reach it (they are not part of any request, and an answer that echoes a
-key's value has it redacted before it arrives: ``chat_response``).
+Answers are keyed by :meth:`ChatRequest.cache_key` (backend, model, messages, parameters, seed,
+and the versions of the answer model and check that judge them), so a rebuild asks only the
+questions it has not asked before. Every completion a model returned is stored, since it was paid
+for (the budget counts it), but only a good one is ever served:
+
+- an answer whose ``finish_reason`` is not ``stop`` (cut at ``max_tokens``, filtered) is stored
+  with that reason and never served;
+- an answer that did not parse or failed its check is marked with the reason
+  (:meth:`ResponseCache.reject`) and never served again;
+- a good answer replaces a bad one under the same key; a good one is never replaced.
+
+So a rerun asks again exactly the questions whose answers were unusable. Keys never reach the
+cache (they are not part of any request, and an answer that echoes a key's value has it
+redacted before it arrives: ``chat_response``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 import threading
 from datetime import UTC, datetime
@@ -24,9 +35,14 @@ CREATE TABLE IF NOT EXISTS responses (
     text TEXT NOT NULL,
     prompt_tokens INTEGER NOT NULL,
     completion_tokens INTEGER NOT NULL,
-    created_at TEXT NOT NULL
+    created_at TEXT NOT NULL,
+    finish_reason TEXT NOT NULL DEFAULT 'stop',
+    rejected TEXT
 )
 """
+_ADDED = {"finish_reason": "TEXT NOT NULL DEFAULT 'stop'", "rejected": "TEXT"}
+"""Columns a cache file written before them gets when it is opened."""
+_GOOD = "rejected IS NULL AND finish_reason = 'stop'"
 
 
 class ResponseCache:
@@ -40,6 +56,11 @@ class ResponseCache:
         with self._connect() as db:
             db.execute("PRAGMA journal_mode=WAL")
             db.execute(_SCHEMA)
+            have = {row[1] for row in db.execute("PRAGMA table_info(responses)")}
+            for name, kind in _ADDED.items():
+                if name not in have:  # another process may add it first
+                    with contextlib.suppress(sqlite3.OperationalError):
+                        db.execute(f"ALTER TABLE responses ADD COLUMN {name} {kind}")
 
     def _connect(self) -> sqlite3.Connection:
         db = getattr(self._local, "db", None)
@@ -50,11 +71,12 @@ class ResponseCache:
         return db
 
     def get(self, key: str) -> ChatResponse | None:
-        """The stored answer for ``key``, or ``None``."""
+        """The stored good answer for ``key``, or ``None`` (none, or only an unusable one)."""
         row = (
             self._connect()
             .execute(
-                "SELECT text, prompt_tokens, completion_tokens FROM responses WHERE key = ?",
+                "SELECT text, prompt_tokens, completion_tokens FROM responses "
+                f"WHERE key = ? AND {_GOOD}",
                 (key,),
             )
             .fetchone()
@@ -66,7 +88,8 @@ class ResponseCache:
     def put(
         self, key: str, response: ChatResponse, *, prompt: str, backend: str, model: str
     ) -> None:
-        """Store an answer; a key already present (another worker got there first) is kept."""
+        """Store an answer. A good answer already stored under ``key`` (another worker got there
+        first) is kept; a bad one is replaced. An unfinished answer is stored as bad."""
         row = (
             key,
             prompt,
@@ -76,9 +99,23 @@ class ResponseCache:
             response.prompt_tokens,
             response.completion_tokens,
             datetime.now(UTC).isoformat(timespec="seconds"),
+            response.finish_reason,
+            None,
         )
         self._connect().execute(
-            "INSERT OR IGNORE INTO responses VALUES (?, ?, ?, ?, ?, ?, ?, ?)", row
+            "INSERT INTO responses VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(key) DO "
+            "UPDATE SET text = excluded.text, prompt_tokens = excluded.prompt_tokens, "
+            "completion_tokens = excluded.completion_tokens, created_at = excluded.created_at, "
+            "finish_reason = excluded.finish_reason, rejected = NULL "
+            f"WHERE NOT ({_GOOD})",
+            row,
+        )
+
+    def reject(self, key: str, reason: str) -> None:
+        """Mark the answer stored under ``key`` unusable (it did not parse or failed its check),
+        with ``reason``: it is kept, and never served again."""
+        self._connect().execute(
+            "UPDATE responses SET rejected = ? WHERE key = ?", (reason[:1000], key)
         )
 
     def tokens(self, backend: str, model: str) -> tuple[int, int]:

@@ -18,6 +18,7 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
+from pipelines.failure_ledger import FailureLedger
 from pipelines.llm.backends.base import Backend, CallFailed, TransientError
 from pipelines.llm.backends.template import Responder, TemplateBackend
 from pipelines.llm.batch import applies, ask_in_batches
@@ -33,13 +34,16 @@ from pipelines.llm.structured import (
     CheckFailed,
     Limits,
     TextAnswer,
+    Unfinished,
     answer_schema,
     fitted,
     limited,
     parse_answer,
     reason_class,
+    unfinished_reason,
 )
 from pipelines.llm.usage import LLMUsage
+from pipelines.llm.versions import answer_version
 from pipelines.progress import progress_iter
 from pipelines.retry import RetryPolicy
 from pipelines.secrets import redact
@@ -95,6 +99,8 @@ class LLMClient:
         self.cache = cache
         self.prompts = prompts or PromptLibrary()
         self.usage = LLMUsage()
+        self.failures = FailureLedger()
+        """Every ask given up in this run, with its reason and last answer."""
         self._sleep = sleep
         self._prompts_used: set[str] = set()
         self.batches: dict[str, list[str]] = {"submitted": [], "resumed": []}
@@ -134,9 +140,11 @@ class LLMClient:
         variables: Mapping[str, Any],
         answer: type | None = None,
         limits: Limits | None = None,
+        check: Check | None = None,
     ) -> ChatRequest:
         """Render ``prompt`` with ``variables`` and the configured call parameters; a
-        structured ``answer`` model goes along as the response format asks."""
+        structured ``answer`` model goes along as the response format asks. The versions of
+        ``answer`` and ``check`` are part of the request's cache key."""
         self._prompts_used.add(prompt)
         s = self.settings
         structured = answer is not None and answer is not TextAnswer
@@ -153,7 +161,11 @@ class LLMClient:
             response_format=fmt,
             schema_name=answer.__name__ if schema is not None and answer is not None else "",
             schema=schema,
+            answer_version=answer_version(answer, check),
         )
+
+    def _key(self, request: ChatRequest) -> str:
+        return request.cache_key(self.backend.name, self.backend.model)
 
     def chat(self, request: ChatRequest) -> ChatResponse:
         """One answer from the cache or the backend, retrying transient failures.
@@ -161,7 +173,7 @@ class LLMClient:
         Raises :class:`CallFailed` when the request is refused or retries are used up.
         """
         cache = self.cache if self.backend.cacheable else None
-        key = request.cache_key(self.backend.name, self.backend.model)
+        key = self._key(request)
         if cache is not None and (hit := cache.get(key)) is not None:
             self.usage.add(request.prompt, cache_hits=1)
             return hit
@@ -178,6 +190,11 @@ class LLMClient:
                 model=self.backend.model,
             )  # fmt: skip
         return response
+
+    def _reject(self, request: ChatRequest, reason: str) -> None:
+        """Mark ``request``'s cached answer unusable: it is never served again."""
+        if self.cache is not None and self.backend.cacheable:
+            self.cache.reject(self._key(request), reason)
 
     def _complete(self, request: ChatRequest) -> ChatResponse:
         """The backend's answer, retrying transient failures; every call is counted."""
@@ -214,30 +231,42 @@ class LLMClient:
     def ask(self, ask: Ask[T]) -> Outcome[T]:
         """A validated answer to ``ask``, re-asking with the reason; a failed Outcome otherwise.
 
-        An exception raised while parsing or checking the answer (a bug in ``ask.check`` or the
-        schema) fails the item at once, with the exception's type and message as the reason.
+        An answer the model did not finish (``finish_reason`` other than ``stop``) is unusable
+        like one that does not parse or fails its check: it is re-asked, and its cached copy is
+        never served again. An exception raised while parsing or checking the answer (a bug in
+        ``ask.check`` or the schema) fails the item at once, with the exception's type and
+        message as the reason.
         """
-        request = self.request(ask.prompt, ask.variables, ask.schema, ask.limits)
+        first = request = self.request(ask.prompt, ask.variables, ask.schema, ask.limits, ask.check)
         self.usage.add(ask.prompt, asks=1)
-        raw = ""
+        raw, kind = "", ""
         for attempt in range(self.settings.reasks + 1):
             try:
-                raw = self.chat(request).text
+                response = self.chat(request)
             except CallFailed as exc:
-                return self._failed(ask, f"call_failed: {exc.reason}", attempt + 1, raw)
+                return self._failed(ask, first, f"call_failed: {exc.reason}", attempt + 1, raw)
+            raw = response.text
             try:
+                if response.finish_reason != "stop":
+                    raise Unfinished(unfinished_reason(response))
                 value = parse_answer(raw, ask.schema, ask.check)
+            except Unfinished as exc:
+                error, kind = str(exc), "unfinished"
+                self.usage.add(ask.prompt, unfinished=1)
             except CheckFailed as exc:
-                error = str(exc)
+                error, kind = str(exc), "failed_check"
                 self.usage.rejected(ask.prompt, reason_class(error))
+                self._reject(request, error)
             except AnswerError as exc:
-                error = str(exc)
+                error, kind = str(exc), "malformed"
                 self.usage.add(ask.prompt, malformed=1)
+                self._reject(request, error)
             except Exception as exc:
                 # a bug in a check or schema validator, not the model's fault: re-asking won't help
                 log.warning("%s: checking the answer raised", ask.prompt, exc_info=True)
                 reason = f"check_raised: {type(exc).__name__}: {exc}"
-                return self._failed(ask, reason, attempt + 1, raw)
+                self._reject(request, reason)
+                return self._failed(ask, first, reason, attempt + 1, raw)
             else:
                 self.usage.add(ask.prompt, parsed=1)
                 return Outcome(value, asks=attempt + 1, raw=raw)
@@ -246,13 +275,34 @@ class LLMClient:
                 self._prompts_used.add(REASK_PROMPT)
                 reask = self.prompts.messages(REASK_PROMPT, {"error": error})
                 request = request.followed_by(Message("assistant", raw), *reask)
-        return self._failed(ask, f"invalid_answer: {error}", self.settings.reasks + 1, raw)
+        reason = f"invalid_answer: {error}"
+        return self._failed(ask, first, reason, self.settings.reasks + 1, raw, kind)
 
-    def _failed(self, ask: Ask[Any], reason: str, asks: int, raw: str) -> Outcome[Any]:
-        """The failed Outcome of ``ask``, its reason redacted: every item's error (hence every
-        drop, item row and failure count built from it) passes here."""
+    def _failed(
+        self,
+        ask: Ask[Any],
+        request: ChatRequest,
+        reason: str,
+        asks: int,
+        raw: str,
+        kind: str = "",
+    ) -> Outcome[Any]:
+        """The failed Outcome of ``ask``, its reason redacted and its row in the failure
+        ledger: every item's error (hence every drop, item row and failure count built from it)
+        passes here. ``kind`` is the last answer's fault (``malformed``, ``failed_check``,
+        ``unfinished``); a call that failed or a check that raised is its own kind."""
         reason = redact(reason)
         self.usage.fail(ask.prompt, reason)
+        self.failures.add(
+            key=self._key(request),
+            prompt=ask.prompt,
+            prompt_digest=request.messages_digest(),
+            model=self.backend.model,
+            kind=kind or reason.split(":", 1)[0],
+            reason=reason,
+            attempts=asks,
+            raw=redact(raw, patterns=False),
+        )
         log.debug("%s failed: %s", ask.prompt, reason)
         return Outcome(None, reason, asks, raw)
 

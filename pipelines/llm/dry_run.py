@@ -35,6 +35,11 @@ class DryRun:
 
     counter: TokenCounter
     completion_source: dict[str, str] = field(default_factory=dict)
+    failed: set[str] = field(default_factory=set)
+    """Cache keys of the first requests of asks that failed in the last run (the stages'
+    failure ledgers)."""
+    retried: set[str] = field(default_factory=set)
+    """Those of them this dry run asks again."""
 
 
 _ACTIVE: ContextVar[DryRun | None] = ContextVar("benchsmith_dry_run", default=None)
@@ -80,6 +85,9 @@ class DryRunCache(ResponseCache):
                 response.text, response.prompt_tokens, response.completion_tokens, cached=True
             )
 
+    def reject(self, key: str, reason: str) -> None:
+        """Nothing: the file is never written."""
+
     def mean_completion_tokens(self, backend: str, model: str) -> dict[str, float]:
         """The cache file's mean completion length per prompt."""
         return self._disk.mean_completion_tokens(backend, model) if self._disk else {}
@@ -103,6 +111,9 @@ class DryRunBackend(Backend):
         self._means = dict(means)
 
     def complete(self, request: ChatRequest) -> ChatResponse:
+        key = request.cache_key(self.name, self.model)
+        if key in self._run.failed:
+            self._run.retried.add(key)
         text = self._answers.complete(request).text
         mean = self._means.get(request.prompt)
         self._run.completion_source[request.prompt] = MAX_TOKENS if mean is None else MEAN

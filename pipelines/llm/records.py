@@ -37,6 +37,9 @@ class ChatRequest:
     schema_name: str = ""
     schema: Mapping[str, Any] | None = field(default=None, compare=False)
     """The answer's JSON schema, sent with ``json_schema``."""
+    answer_version: str = ""
+    """The version of the answer model and of the ask's check (:mod:`pipelines.llm.versions`):
+    part of the key, so changing either asks again."""
 
     @property
     def json_mode(self) -> bool:
@@ -44,8 +47,9 @@ class ChatRequest:
         return self.response_format != "none"
 
     def cache_key(self, backend: str, model: str) -> str:
-        """A hash of everything that shapes the answer: backend, model, messages, params, seed,
-        and the answer's schema when one is sent."""
+        """A hash of everything that shapes or judges the answer: backend, model, messages,
+        params, seed, the answer's schema when one is sent, and the version of the answer model
+        and check that judge it."""
         params: dict[str, Any] = {
             "temperature": self.temperature,
             "max_tokens": self.max_tokens,
@@ -60,8 +64,16 @@ class ChatRequest:
             "params": params,
             "seed": self.seed,
         }
+        if self.answer_version:
+            payload["answer_version"] = self.answer_version
         blob = json.dumps(payload, sort_keys=True, ensure_ascii=False).encode()
         return hashlib.sha256(blob).hexdigest()
+
+    def messages_digest(self) -> str:
+        """The digest of the rendered messages alone (what the prompt said, not how it was
+        sent)."""
+        blob = json.dumps([[m.role, m.content] for m in self.messages], ensure_ascii=False)
+        return hashlib.sha256(blob.encode()).hexdigest()
 
     def followed_by(self, *messages: Message) -> ChatRequest:
         """The same request with ``messages`` appended (a re-ask)."""
@@ -75,6 +87,7 @@ class ChatRequest:
             response_format=self.response_format,
             schema_name=self.schema_name,
             schema=self.schema,
+            answer_version=self.answer_version,
         )
 
 

@@ -6,7 +6,6 @@ reply was unusable is what the re-ask tells the model, and what a failed item re
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -14,6 +13,9 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from benchsmith_scoring import replies
+from pipelines.failure_ledger import reason_class
+
+__all__ = ["reason_class"]  # re-exported: the usage counters and the client class reasons
 
 T = TypeVar("T", bound=BaseModel)
 Check = Callable[[Any], str | None]
@@ -34,11 +36,21 @@ class CheckFailed(AnswerError):
     """A reply that parsed and matched the schema but failed the ask's content check."""
 
 
-def reason_class(reason: str) -> str:
-    """A failure reason with its quoted values and numbers masked, so reasons that differ only
-    in the item they name are counted together."""
-    masked = re.sub(r"'[^']*'|\"[^\"]*\"", "…", reason)
-    return re.sub(r"\d+", "N", masked)[:120]
+class Unfinished(AnswerError):
+    """A reply the model did not finish (``finish_reason`` other than ``stop``)."""
+
+
+def unfinished_reason(response: Any) -> str:
+    """Why an unfinished reply (a :class:`ChatResponse`) is unusable, in words fit for a re-ask."""
+    finish = response.finish_reason
+    if finish == "length":
+        return (
+            f"the answer was cut at max_tokens ({response.completion_tokens} tokens, "
+            "finish_reason length); answer more briefly"
+        )
+    if finish == "content_filter":
+        return "the provider's content filter stopped the answer (finish_reason content_filter)"
+    return f"the model did not finish its answer (finish_reason {finish})"
 
 
 def find_json(text: str) -> Any:

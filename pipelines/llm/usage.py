@@ -18,11 +18,13 @@ FIELDS = (
     "parsed",
     "malformed",
     "failed_checks",
+    "unfinished",
 )
 """asks: questions put (a structured item, re-asks included once); calls: requests the backend
 answered or refused; cache_hits: answers served from the cache; tokens count answered calls only.
 Of the answers received (re-asks included): parsed matched the schema, malformed did not (no
-JSON, or the wrong shape), failed_checks parsed but failed the ask's content check."""
+JSON, or the wrong shape), failed_checks parsed but failed the ask's content check, unfinished
+were cut before the model finished (``finish_reason`` not ``stop``; not parsed)."""
 
 
 class LLMUsage:

@@ -39,7 +39,7 @@ def run_contamination(
 ) -> StageStats:
     """Probe the datasets of ``s.datasets`` closed-book; ``ak`` holds the lveval baselines'
     AK mode and thresholds."""
-    with stage_run("contamination", out) as run:
+    with stage_run("contamination", out, models=True) as run:
         probes = dataset_probes(s.datasets, qa, read_events(entries), ak)
         client = LLMClient.from_settings(llm, responders=closed_book_responders())
         run.client = client

@@ -55,7 +55,7 @@ def run_lveval(
     """Build every item at every level and variant, and write the outputs atomically. Each
     item's distractors come from the events created by its first release of ``releases``
     (every passage when none are given)."""
-    with stage_run("lveval", out) as run:
+    with stage_run("lveval", out, models=True) as run:
         events, pools, built = read_inputs(settings, entries, releases)
         client = LLMClient.from_settings(llm, responders=responders(settings.seed))
         if events:

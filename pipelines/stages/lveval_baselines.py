@@ -46,7 +46,7 @@ def run_lveval_baselines(
     """Score every record file under ``records``; dense vectors are kept in the embedding
     cache at ``embed_cache`` (the embed stage's) when given, and then every distinct chunk is
     embedded first, in bulk, with ``embed``'s executor (local, or Ray)."""
-    with stage_run("lveval_baselines", out) as run:
+    with stage_run("lveval_baselines", out, models=True) as run:
         files = record_files(records)
         ranks = rankers(s.retrievers, retrieval.seed, retrieval.dense_model, embed_cache)
         dense = ranks.get("dense")

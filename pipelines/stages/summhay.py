@@ -36,7 +36,7 @@ def run_summhay(
 ) -> StageStats:
     """Synthesize one haystack per topic and write the outputs atomically; ``documents`` (the web
     stage's) only lend sentences to template documents and may be missing."""
-    with stage_run("summhay", out) as run:
+    with stage_run("summhay", out, models=True) as run:
         topic_list = topics(settings, articles)
         client = LLMClient.from_settings(llm, responders=responders(filler(documents, topic_list)))
         run.client = client

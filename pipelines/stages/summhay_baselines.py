@@ -40,7 +40,7 @@ def run_summhay_baselines(
 ) -> StageStats:
     """Run the SummHay retrieval bounds and, if asked, the generation baseline; dense vectors are
     kept in the embedding cache at ``embed_cache`` (the embed stage's) when given."""
-    with stage_run("summhay_baselines", out) as run:
+    with stage_run("summhay_baselines", out, models=True) as run:
         built = read_haystacks(haystacks)
         counter = TokenCounter(retrieval.tokenizer)
         retrievers = scorers(settings, retrieval, embed_cache)

@@ -103,7 +103,7 @@ def run_validate(
     ak: LVEvalBaselines,
 ) -> StageStats:
     """Ask the panel, label every item and write the outputs (see the module docstring)."""
-    with stage_run("validate", out) as run:
+    with stage_run("validate", out, models=True) as run:
         pool = AskPool()
         probes = _probes(s, qa, records, entries, chunks, haystacks, ak, pool)
         answers = []
@@ -113,6 +113,7 @@ def run_validate(
             client = LLMClient.from_settings(model.settings(llm), responders=panel_responders())
             answers += ask_model(model, client, pool, probes)
             blocks[model.name] = client.stats()
+            run.panel.append(client)
             backend = client.backend
             panel.append(
                 {

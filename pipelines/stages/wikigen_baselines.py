@@ -43,7 +43,7 @@ def run_wikigen_baselines(
 ) -> StageStats:
     """Rerank, write and judge over every entry; dense vectors are kept in the embedding cache
     at ``embed_cache`` (the embed stage's) when given."""
-    with stage_run("wikigen_baselines", out) as run:
+    with stage_run("wikigen_baselines", out, models=True) as run:
         counter = TokenCounter(retrieval.tokenizer)
         entry_list = read_entries(entries, chunks, counter.count, s.splits)
         ranks = rankers(rerankers(s), retrieval.seed, retrieval.dense_model, embed_cache)

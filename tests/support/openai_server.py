@@ -1,7 +1,8 @@
 """A scripted OpenAI-compatible chat server on 127.0.0.1, for fault tests and the LLM benchmark.
 
 ``reply(body, n)`` decides each answer from the request body and the request's number (1-based):
-return a string (the completion text, sent as a proper chat.completion object) or a
+return a string (the completion text, sent as a proper chat.completion object), a
+:class:`Finished` (the text with another ``finish_reason``, such as ``length``) or a
 ``(status, headers, body)`` triple for errors. ``latency_s`` delays every answer.
 """
 
@@ -18,7 +19,15 @@ from typing import Any
 
 from pipelines.snapshot.site_server import in_thread
 
-Reply = Callable[[dict[str, Any], int], "str | tuple[int, dict[str, str], str]"]
+Reply = Callable[[dict[str, Any], int], "str | Finished | tuple[int, dict[str, str], str]"]
+
+
+@dataclass(frozen=True)
+class Finished:
+    """A completion's text with the reason the model stopped (``length``: cut at max_tokens)."""
+
+    text: str
+    finish_reason: str
 
 
 @dataclass
@@ -34,7 +43,7 @@ class ServerLog:
         return len(self.bodies)
 
 
-def completion(text: str, body: dict[str, Any]) -> dict[str, Any]:
+def completion(text: str, body: dict[str, Any], finish_reason: str = "stop") -> dict[str, Any]:
     """A chat.completion object as the OpenAI API documents it."""
     prompt_words = sum(len(str(m.get("content", "")).split()) for m in body.get("messages", []))
     return {
@@ -46,7 +55,7 @@ def completion(text: str, body: dict[str, Any]) -> dict[str, Any]:
             {
                 "index": 0,
                 "message": {"role": "assistant", "content": text},
-                "finish_reason": "stop",
+                "finish_reason": finish_reason,
             }
         ],
         "usage": {
@@ -97,6 +106,9 @@ def openai_server(reply: Reply, latency_s: float = 0.0) -> Iterator[tuple[str, S
             answer = reply(body, n)
             if isinstance(answer, str):
                 return self._send(200, json.dumps(completion(answer, body)), {})
+            if isinstance(answer, Finished):
+                done = completion(answer.text, body, answer.finish_reason)
+                return self._send(200, json.dumps(done), {})
             status, headers, payload = answer
             self._send(status, payload, headers)
 

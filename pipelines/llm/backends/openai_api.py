@@ -126,16 +126,24 @@ def chat_body(
 
 def chat_response(reply: Any, request: ChatRequest | None) -> ChatResponse:
     """The answer in a ``chat.completion`` reply, with its usage (estimated when the server
-    reports none, from the request's messages when known), and any secret's value it echoes
-    redacted (its text is otherwise kept as it came). Raises :class:`CallFailed` when the
-    reply holds no choice."""
-    if not reply.choices:
-        raise CallFailed("the server returned no choices")
-    choice = reply.choices[0]
-    text = redact(choice.message.content or "", patterns=False)
+    reports none, from the request's messages when known), its ``finish_reason``, and any
+    secret's value it echoes redacted (its text is otherwise kept as it came).
+
+    Raises :class:`CallFailed` when the reply is not a completion (a 200 from a proxy or a
+    misconfigured server): no choice, no message, or text that is not a string. It is never
+    cached."""
+    choices = getattr(reply, "choices", None)
+    if not isinstance(choices, list) or not choices:
+        raise CallFailed(f"the server answered without a completion: {_shown(reply)}")
+    choice = choices[0]
+    message = getattr(choice, "message", None)
+    content = getattr(message, "content", None)
+    if message is None or not isinstance(content, str | None):
+        raise CallFailed(f"the server answered without a completion message: {_shown(reply)}")
+    text = redact(content or "", patterns=False)
     finish = getattr(choice, "finish_reason", None) or "stop"
-    usage = reply.usage
-    if usage is not None and usage.prompt_tokens is not None:
+    usage = getattr(reply, "usage", None)
+    if usage is not None and getattr(usage, "prompt_tokens", None) is not None:
         return ChatResponse(
             text, usage.prompt_tokens, usage.completion_tokens or 0, finish_reason=finish
         )
@@ -143,6 +151,16 @@ def chat_response(reply: Any, request: ChatRequest | None) -> ChatResponse:
     return ChatResponse(
         text, estimate_tokens(prompt_text), estimate_tokens(text), finish_reason=finish
     )
+
+
+def _shown(reply: Any) -> str:
+    """What came instead of a completion, redacted and cut to 200 characters."""
+    dump = getattr(reply, "model_dump_json", None)
+    try:
+        text = dump(warnings=False) if dump is not None else repr(reply)
+    except Exception:
+        text = repr(reply)
+    return redact(text)[:200]
 
 
 def _json_schema(request: ChatRequest) -> dict[str, Any]:

@@ -137,7 +137,9 @@ def test_answers_still_unusable_after_reasks_are_recorded_not_raised(
     assert client.stats()["failure_reasons"] == {"invalid_answer": 1}
 
 
-def test_second_run_is_served_from_the_cache(tmp_path: Path, prompts: PromptLibrary) -> None:
+def test_second_run_is_served_from_the_cache_but_an_unusable_answer(
+    tmp_path: Path, prompts: PromptLibrary
+) -> None:
     answers = iter(["not json", GOOD])
     asks = [pick("sea"), pick("sky")]
     with openai_server(lambda body, n: next(answers, GOOD)) as (url, seen):
@@ -145,11 +147,16 @@ def test_second_run_is_served_from_the_cache(tmp_path: Path, prompts: PromptLibr
         calls = seen.count
         rerun = client_for(url, tmp_path, prompts)
         second = list(rerun.ask_many(asks))
+        third = client_for(url, tmp_path, prompts)
+        list(third.ask_many(asks))
     assert calls == 3  # a re-ask for the first question
-    assert seen.count == calls, "the rerun made no calls"
+    # the rerun asks the first question again (its cached answer was malformed), once
+    assert seen.count == calls + 1
+    assert seen.bodies[-1]["messages"] == seen.bodies[0]["messages"]
     assert [o.value for o in second] == [o.value for o in first]
-    stats = rerun.stats()
-    assert stats["calls"] == 0 and stats["cache_hits"] == 3
+    assert (rerun.stats()["calls"], rerun.stats()["cache_hits"]) == (1, 1)
+    # its good answer replaced the bad one: the third run is served from the cache alone
+    assert (third.stats()["calls"], third.stats()["cache_hits"]) == (0, 2)
 
 
 def test_editing_one_prompt_reasks_only_its_questions(
