@@ -7,7 +7,8 @@ The task gives the model an ``rr_contexts`` row with WikiGenBench's RR prompt
 - ROUGE-L (stemmed) against the row's ``reference``;
 - citation recall, precision and rate (:mod:`.wikigen`), each citation of a known document
   judged by the grader with the ``wikigen/entails`` prompt and read by
-  :func:`.wikigen.read_entails` (a reply with no verdict leaves the citation unsupported);
+  :func:`.wikigen.read_entails`; a reply with no verdict leaves the article's three citation
+  scores out (``None``, with the reason), as the toolkit does, never counted unsupported;
 - the writing and informativeness scores (:mod:`.wikigen_judges`): each judge's prompt with
   :func:`.wikigen_judges.judge_variables`, read by its reader; a judge whose reply holds no
   usable score leaves its scores out (``None``, with the reason), never 0.
@@ -121,7 +122,7 @@ def _n(document: Mapping[str, Any]) -> int:
 
 
 def verdict(reply: str) -> bool | None:
-    """An entailment reply's verdict; ``None`` when it holds none (counted unsupported)."""
+    """An entailment reply's verdict; ``None`` when it holds none."""
     try:
         return read_entails(reply)
     except EntailsError:
@@ -151,16 +152,22 @@ def score(article: Article, replies: Sequence[str]) -> dict[str, Any]:
             continue
         judged |= {judges.column(name): value for name, value in values.items()}
     judged_in_order = iter(verdicts)
-    supported = [
-        [bool(next(judged_in_order)) if c else False for c in claim.cited]
-        for claim in article.claims
+    supported: list[list[bool | None]] = [
+        [next(judged_in_order) if c else False for c in claim.cited] for claim in article.claims
     ]
-    cites = citation_scores(article.claims, supported)
-    scores = {
-        "rouge_l": rouge(article.text, article.reference, stem=True).rougeL,
+    cites = citation_scores(article.claims, [[bool(m) for m in marks] for marks in supported])
+    citations: dict[str, float | None] = {
         "citation_recall": cites.recall,
         "citation_precision": cites.precision,
         "citation_rate": cites.rate,
+    }
+    if (missing := sum(v is None for v in verdicts)) > 0:
+        why = f"{missing} entailment replies held no verdict"
+        failed = [{"score": name, "reason": why} for name in citations] + failed
+        citations = dict.fromkeys(citations)
+    scores = {
+        "rouge_l": rouge(article.text, article.reference, stem=True).rougeL,
+        **citations,
         **judged,
     }
     return {"scores": scores, "supported": supported, "verdicts": verdicts, "failed": failed}

@@ -21,7 +21,7 @@ with the reason when the ask failed: a failed answer is counted, never scored 0.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from statistics import fmean
 from typing import Any, Literal
@@ -36,6 +36,7 @@ FULL_CONTEXT = "full_context"
 """An LV-Eval item asked with its whole record context (the shortest level, clean)."""
 CONDITIONS = (EVIDENCE, FULL_CONTEXT, CLOSED_BOOK, SHUFFLED)
 UNSOLVABLE = "unsolvable"
+UNLABELLED = "unlabelled"
 """The drop reason of an item under ``min_solvable``."""
 
 
@@ -65,6 +66,8 @@ class Label:
     """Models that answered with the evidence (a failed ask is not an answer)."""
     failed: int
     """Asks of this item that failed, in every condition."""
+    unanswered: tuple[str, ...] = ()
+    """Conditions it was asked in whose every ask failed: a label with no answer behind it."""
 
 
 def correct_share(answers: Sequence[PanelAnswer], correct_at: float) -> float | None:
@@ -102,6 +105,7 @@ def label_items(
         evidence = [a for a in given if a.condition == EVIDENCE]
         closed = [a for a in given if a.condition == CLOSED_BOOK]
         full = [a for a in given if a.condition == FULL_CONTEXT]
+        asked = {EVIDENCE: evidence, CLOSED_BOOK: closed, FULL_CONTEXT: full}
         labels.append(
             Label(
                 dataset,
@@ -111,9 +115,23 @@ def label_items(
                 difficulty=difficulty(full or evidence, correct_at, fail_share),
                 answered=sum(a.score is not None for a in evidence),
                 failed=sum(a.score is None for a in given),
+                unanswered=tuple(
+                    c for c, group in asked.items() if group and all(a.score is None for a in group)
+                ),
             )
         )
     return labels
+
+
+def unlabelled(label: Label) -> str:
+    """Why ``label``'s item is dropped for want of answers ('' when every condition it was
+    asked in has one): a label no model's answer stands behind is never published."""
+    if not label.unanswered:
+        return ""
+    return (
+        f"{UNLABELLED}: every {' and '.join(label.unanswered)} answer failed ({label.failed} "
+        "failed asks, in the stage's llm_failures.parquet; a rerun asks them again)"
+    )
 
 
 def unsolvable(label: Label, min_solvable: float) -> str:
@@ -174,10 +192,11 @@ def card_markdown(
     report: dict[str, Any],
     published: dict[str, dict[str, int]],
     by_release: dict[str, dict[str, int]],
-    left_out: int,
+    left_out: Mapping[str, int],
 ) -> str:
     """The card's section on the panel's labels of one dataset: the panel, the difficulty of
-    what each config and each release publishes, the noise floor and what was left out."""
+    what each config and each release publishes, the noise floor and what was left out (items
+    by the first word of their drop reason)."""
     models = ", ".join(f"{m['name']} ({m['tier']}: {m['backend']} {m['model']})"
                        for m in report.get("panel", []))  # fmt: skip
     head = ["| | " + " | ".join((*LEVELS, "unlabelled")) + " |", "|---|" + "---:|" * 5]
@@ -215,6 +234,11 @@ def card_markdown(
             f"{floor['answers']} answers.",
         ]
     if left_out:
-        lines += ["", f"Left out as unsolvable (`validate.min_solvable` "
-                      f"{report.get('min_solvable')}): {left_out}."]  # fmt: skip
+        why = ", ".join(
+            f"{n} {UNSOLVABLE} (`validate.min_solvable` {report.get('min_solvable')})"
+            if reason == UNSOLVABLE
+            else f"{n} {reason} (every answer in a condition failed)"
+            for reason, n in sorted(left_out.items())
+        )
+        lines += ["", f"Left out: {why}."]
     return "\n".join(lines)

@@ -83,7 +83,7 @@ def stage_entry(stage: Stage, root: Path) -> dict[str, Any]:
         "cmd": f"benchsmith stage {stage.name}",
         "deps": list(dict.fromkeys(deps)),
         "params": params_of(stage),
-        "outs": [(folder / o).as_posix() for o in stage.outs],
+        "outs": [(folder / o).as_posix() for o in stage.data_outs],
         "metrics": [{(folder / m).as_posix(): {"cache": False}} for m in stage.metrics],
     }
     if stage.plots:

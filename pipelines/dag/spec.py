@@ -108,11 +108,15 @@ class Stage:
 
     @property
     def asks_models(self) -> bool:
-        """Whether it asks models (it uses the ``llm`` section): it writes a failure ledger."""
+        """Whether it asks models (it uses the ``llm`` section)."""
         return "llm" in self.uses
 
+    @property
+    def data_outs(self) -> tuple[str, ...]:
+        """Its outputs DVC caches: ``outs``, and the failure ledger of a stage that asks models
+        (``llm_failures.parquet``)."""
+        return (*self.outs, *([FAILURES] if self.asks_models else []))
+
     def writes(self) -> list[str]:
-        """Every path it writes, relative to ``data/<name>/``; a stage that asks models writes
-        its failure ledger too."""
-        ledger = [FAILURES] if self.asks_models else []
-        return [*self.outs, *ledger, *self.metrics, *(p.path for p in self.plots)]
+        """Every path it writes, relative to ``data/<name>/``."""
+        return [*self.data_outs, *self.metrics, *(p.path for p in self.plots)]

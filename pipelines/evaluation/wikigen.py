@@ -311,27 +311,41 @@ def judge(
         if a.error:
             yield row | {"status": "failed", "reason": a.error, "claims": []}
             continue
-        supported: list[list[bool]] = []
-        failures = 0
+        supported: list[list[bool | None]] = []
+        failed: list[str] = []
         for claim in a.found:
-            marks = []
+            marks: list[bool | None] = []
             for c in claim.cited:
                 outcome = next(verdicts) if c else None
-                failures += outcome is not None and not outcome.ok
-                marks.append(bool(outcome and outcome.ok and outcome.value.entails))
+                if outcome is not None and not outcome.ok:
+                    failed.append(outcome.error)
+                    marks.append(None)  # no verdict: neither supported nor unsupported
+                else:
+                    marks.append(bool(outcome and outcome.value.entails))
             supported.append(marks)
-        cites = citation_scores(a.found, supported)
         rated = by_article[id(a)]
         measured_columns = dict(by_written[id(a)])
         measured_failed = measured_columns.pop("failed", [])
-        yield row | {
-            "status": "ok",
-            "reason": f"{failures} judge answers failed" if failures else "",
-            "sentences": cites.sentences,
-            "cited_sentences": cites.cited_sentences,
+        cites = citation_scores(a.found, [[bool(m) for m in marks] for marks in supported])
+        citations: dict[str, float | None] = {
             "citation_recall": cites.recall,
             "citation_precision": cites.precision,
             "citation_rate": cites.rate,
+        }
+        if failed:
+            # a citation the judge gave no verdict on is not counted unsupported: the article's
+            # citation scores are failed scores, left out of the means, with the reason
+            why = f"{len(failed)} citation verdicts failed, first: {failed[0]}"
+            citations = dict.fromkeys(citations)
+            measured_failed = [{"score": name, "reason": why} for name in citations] + list(
+                measured_failed
+            )
+        yield row | {
+            "status": "ok",
+            "reason": f"{len(failed)} judge answers failed" if failed else "",
+            "sentences": cites.sentences,
+            "cited_sentences": cites.cited_sentences,
+            **citations,
             "rouge_l": rouge(a.text, a.entry.reference, stem=True).rougeL,
             "words": sum(c.words for c in a.found),
             "sections": len({c.section for c in a.found}),
@@ -420,8 +434,9 @@ def average_articles(
     for (method, retriever), mine in sorted(groups.items()):
         ok = [r for r in mine if r["status"] == "ok"]
         entry: dict[str, Any] = {"articles": len(ok), "failed": len(mine) - len(ok)}
-        for key in ARTICLE_SCORES:
-            entry[key] = round(100 * fmean(r[key] for r in ok), 2) if ok else 0.0
+        for key in ARTICLE_SCORES:  # an article whose citation verdicts failed has none
+            values = [r[key] for r in ok if r[key] is not None]
+            entry[key] = round(100 * fmean(values), 2) if values else 0.0
         for key in MEASURED:
             values = [r[key] for r in ok if r.get(key) is not None]
             if values:
@@ -432,6 +447,8 @@ def average_articles(
             entry |= {f"{column(name)}_failed": failed[name] for name in judged}
         if failed["meteor"]:
             entry["meteor_failed"] = failed["meteor"]
+        if failed["citation_recall"]:
+            entry["citation_failed"] = failed["citation_recall"]
         for key in ("words", "sections"):
             entry[key] = round(fmean(r[key] for r in ok), 1) if ok else 0.0
         out[method][retriever] = entry

@@ -25,9 +25,9 @@ from builders.validation import card_markdown
 from pipelines.publish.registry import LABELS, PANEL_REPORT, ConfigSpec
 from pipelines.publish.views import bullets
 
-COLUMNS = ("solvable", "closed_book", "difficulty")
-"""What a validated row (or insight) gains, in this order."""
-TYPES = (pa.float64(), pa.float64(), pa.string())
+COLUMNS = {"solvable": pa.float64(), "closed_book": pa.float64(), "difficulty": pa.string()}
+"""What a validated row (or insight) may gain, in this order: a dataset's rows gain the labels
+its panel gave (closed-book answers are LV-Eval's alone), so no row carries an empty label."""
 UNLABELLED = "unlabelled"
 
 
@@ -41,8 +41,8 @@ class ItemLabel:
     dropped: str = ""
     """Why ``validate.min_solvable`` dropped it ('' when kept)."""
 
-    def values(self) -> tuple[Any, ...]:
-        return self.solvable, self.closed_book, self.difficulty
+    def values(self, columns: tuple[str, ...]) -> tuple[Any, ...]:
+        return tuple(getattr(self, name) for name in columns)
 
 
 NONE = ItemLabel(None, None, None)
@@ -59,6 +59,8 @@ class Labels:
     """Per dataset, the items left out and why."""
     by_release: dict[str, dict[str, dict[str, str]]] = field(default_factory=dict)
     """Per dataset and first release, each published item's level (``unlabelled``)."""
+    columns: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """Per dataset, the labels its items have (those of :data:`COLUMNS` the panel gave)."""
 
     @classmethod
     def load(cls, data: Path) -> Labels | None:
@@ -71,7 +73,13 @@ class Labels:
             dropped = r["reason"] if r["status"] == "dropped" else ""
             label = ItemLabel(r["solvable"], r["closed_book"], r["difficulty"], dropped)
             items.setdefault(r["dataset"], {})[r["item_id"]] = label
-        return cls(items)
+        columns = {
+            dataset: tuple(
+                c for c in COLUMNS if any(getattr(la, c) is not None for la in mine.values())
+            )
+            for dataset, mine in items.items()
+        }
+        return cls(items, columns=columns)
 
     def for_config(self, dataset: str, name: str, spec: ConfigSpec) -> ConfigLabels | None:
         """What labels exported config ``name`` of ``dataset``, when its rows are items."""
@@ -87,7 +95,7 @@ class Labels:
                 if k.startswith(f"{dataset}/")}  # fmt: skip
         releases = self.by_release.get(dataset, {})
         by_release = {r: dict(Counter(items.values())) for r, items in sorted(releases.items())}
-        left = len(self.left_out.get(dataset, {}))
+        left = Counter(r.split(":", 1)[0] for r in self.left_out.get(dataset, {}).values())
         return card_markdown(dataset, self.report(data), mine, by_release, left)
 
     def of(self, dataset: str, item: str) -> ItemLabel:
@@ -124,8 +132,9 @@ class Labels:
             labels = [la for la, k in zip(labels, keep, strict=True) if k]
         items = zip(ids, labels, _releases(table), strict=True)
         self._count(dataset, config, list(items))
-        for k, (name, kind) in enumerate(zip(COLUMNS, TYPES, strict=True)):
-            values = [la.values()[k] for la in labels]
+        for name in self.columns.get(dataset, ()):
+            kind = COLUMNS[name]
+            values = [getattr(la, name) for la in labels]
             table = table.append_column(pa.field(name, kind), pa.array(values, kind))
         return table
 
@@ -133,6 +142,7 @@ class Labels:
         """Every insight of every row with its labels; dropped insights leave their row."""
         rows = table.to_pylist()
         seen: list[tuple[str, ItemLabel, str | None]] = []
+        columns = self.columns.get(dataset, ())
 
         def labelled(
             topic: str, insights: list[Mapping[str, Any]], release: str | None
@@ -145,7 +155,7 @@ class Labels:
                     self._left_out(dataset, item, label)
                     continue
                 seen.append((item, label, release))
-                out.append({**insight, **dict(zip(COLUMNS, label.values(), strict=True))})
+                out.append({**insight, **dict(zip(columns, label.values(columns), strict=True))})
             return out
 
         kept = []
@@ -165,7 +175,7 @@ class Labels:
                 row["reference"] = bullets(i["text"] for i in row["insights"])
             kept.append(row)
         self._count(dataset, config, seen)
-        return pa.Table.from_pylist(kept, schema=_labelled_schema(table.schema))
+        return pa.Table.from_pylist(kept, schema=_labelled_schema(table.schema, columns))
 
 
 def _releases(table: pa.Table) -> list[str | None]:
@@ -189,24 +199,27 @@ class ConfigLabels:
         return self.labels.add_columns(table, self.dataset, self.name, self.how)
 
 
-def _with_labels(kind: pa.DataType) -> pa.DataType:
+def _with_labels(kind: pa.DataType, columns: tuple[str, ...]) -> pa.DataType:
     """An insight struct (or a list of them, or a subtopic holding them) with the columns."""
     if pa.types.is_list(kind):
-        return pa.list_(_with_labels(kind.value_type))
+        return pa.list_(_with_labels(kind.value_type, columns))
     if pa.types.is_struct(kind):
         names = [kind.field(i).name for i in range(kind.num_fields)]
-        fields = [pa.field(f.name, _with_labels(f.type) if f.name == "insights" else f.type)
+        fields = [pa.field(f.name, _with_labels(f.type, columns) if f.name == "insights"
+                           else f.type)
                   for f in (kind.field(i) for i in range(kind.num_fields))]  # fmt: skip
         if "insight_id" in names:
-            fields += [pa.field(n, t) for n, t in zip(COLUMNS, TYPES, strict=True)]
+            fields += [pa.field(n, COLUMNS[n]) for n in columns]
         return pa.struct(fields)
     return kind
 
 
-def _labelled_schema(schema: pa.Schema) -> pa.Schema:
+def _labelled_schema(schema: pa.Schema, columns: tuple[str, ...]) -> pa.Schema:
     return pa.schema(
         [
-            pa.field(f.name, _with_labels(f.type)) if f.name in ("subtopics", "insights") else f
+            pa.field(f.name, _with_labels(f.type, columns))
+            if f.name in ("subtopics", "insights")
+            else f
             for f in schema
         ]
     )

@@ -28,6 +28,7 @@ from builders.validation import (
     label_items,
     model_failures,
     noise_floor,
+    unlabelled,
     unsolvable,
 )
 from pipelines.evaluation.lveval_baselines_settings import LVEvalBaselines
@@ -128,7 +129,7 @@ def run_validate(
         labels = label_items(scored, s.correct_at, s.difficulty.fail_share)
         rows = []
         for label in labels:
-            reason = unsolvable(label, s.min_solvable)
+            reason = unlabelled(label) or unsolvable(label, s.min_solvable)
             rows.append(label.__dict__ | {"status": "dropped" if reason else "kept",
                                           "reason": reason})  # fmt: skip
             run.stats.update(f"{label.dataset}_items")
@@ -158,5 +159,5 @@ def summary(stats: StageStats, out: Path) -> str:
     names = {**DATASET_NAMES, "summhay": "SummHay"}
     items = ", ".join(f"{n} {names.get(k, k)}" for k, n in h.get("items", {}).items())
     dropped = sum(h.get("dropped", {}).values())
-    note = f", {dropped} dropped as unsolvable" if dropped else ""
+    note = f", {dropped} dropped" if dropped else ""
     return f"validate: a panel of {h.get('panel', 0)} labelled {items or 'nothing'}{note} -> {out}/"

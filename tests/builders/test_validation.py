@@ -13,6 +13,7 @@ from builders.validation import (
     label_items,
     model_failures,
     noise_floor,
+    unlabelled,
     unsolvable,
 )
 
@@ -71,11 +72,24 @@ def test_labels_share_solvable_and_closed_book_over_the_models_that_answered() -
     assert unsolvable(label, 0.0) == ""
 
 
-def test_an_item_no_model_answered_is_unlabelled_and_kept() -> None:
+def test_an_item_no_model_answered_in_a_condition_is_dropped_as_unlabelled() -> None:
     (label,) = label_items(panel({"high": [None, None]}), 0.65, 0.2)
     assert (label.solvable, label.closed_book, label.difficulty) == (None, None, None)
+    assert label.unanswered == (EVIDENCE,)
     assert unsolvable(label, 1.0) == ""
+    assert unlabelled(label) == (
+        "unlabelled: every evidence answer failed (2 failed asks, in the stage's "
+        "llm_failures.parquet; a rerun asks them again)"
+    )
     assert distribution([label]) == {"lveval": {"unlabelled": 1}}
+    # answered with the evidence, but every closed-book ask failed: no closed_book to publish
+    answers = [*panel({"high": [RIGHT, WRONG]}), *panel({"high": [None, None]}, CLOSED_BOOK)]
+    (label,) = label_items(answers, 0.65, 0.2)
+    assert label.solvable == 0.5 and label.closed_book is None
+    assert unlabelled(label).startswith("unlabelled: every closed_book answer failed")
+    # a condition never asked (closed-book outside LV-Eval) is no reason to drop
+    (label,) = label_items(panel({"high": [RIGHT, None]}), 0.65, 0.2)
+    assert label.closed_book is None and label.unanswered == () and unlabelled(label) == ""
 
 
 def test_noise_floor_distribution_and_failures_per_model() -> None:

@@ -10,7 +10,7 @@ import pytest
 from benchsmith_scoring import wikigen_judges as judges
 from benchsmith_scoring.leval.metrics import rouge
 from benchsmith_scoring.wikigen import article_claims, citation_scores
-from benchsmith_scoring.wikigen_rr import METRICS, Article, reply_schema, score
+from benchsmith_scoring.wikigen_rr import CITATION_METRICS, METRICS, Article, reply_schema, score
 
 ROW = {
     "title": "2026 Lakeside flood",
@@ -55,11 +55,11 @@ def test_requests_judge_every_known_citation_in_order_then_each_judge() -> None:
 
 def test_scores_are_the_toolkits_functions_on_the_verdicts_and_failures_stay_out() -> None:
     article = Article.of(ROW, TEXT)
-    entails = ['{"entails": true}', '{"entails": "no"}', "garbled", '{"entails": 1}']
+    entails = ['{"entails": true}', '{"entails": "no"}', '{"entails": "yes"}', '{"entails": 1}']
     found = score(article, entails + JUDGE_REPLIES)
-    assert found["verdicts"] == [True, False, None, True]
+    assert found["verdicts"] == [True, False, True, True]
     # "[7]" names no shown document: it is kept and never supports
-    assert found["supported"] == [[True], [False, False], [False, True]]
+    assert found["supported"] == [[True], [False, False], [True, True]]
     cites = citation_scores(article.claims, found["supported"])
     assert found["scores"] == {
         "rouge_l": rouge(TEXT.strip(), ROW["reference"], stem=True).rougeL,
@@ -78,6 +78,21 @@ def test_scores_are_the_toolkits_functions_on_the_verdicts_and_failures_stay_out
     assert "outside 1-5" in found["failed"][1]["reason"]
     with pytest.raises(ValueError, match="3 replies for 9 requests"):
         score(article, entails[:3])
+
+
+def test_a_citation_verdict_that_failed_leaves_the_citation_scores_out_not_unsupported() -> None:
+    article = Article.of(ROW, TEXT)
+    entails = ['{"entails": true}', '{"entails": "no"}', "garbled", '{"entails": 1}']
+    found = score(article, entails + JUDGE_REPLIES)
+    assert found["verdicts"] == [True, False, None, True]
+    assert found["supported"] == [[True], [False, False], [None, True]]
+    citations = {k: found["scores"][k] for k in CITATION_METRICS}
+    assert citations == dict.fromkeys(CITATION_METRICS)  # None: left out of the means
+    assert found["scores"]["rouge_l"] == rouge(TEXT.strip(), ROW["reference"], stem=True).rougeL
+    assert found["scores"]["fluency_score"] == 4  # the other scores stand
+    reasons = {f["score"]: f["reason"] for f in found["failed"]}
+    assert set(reasons) == {*CITATION_METRICS, "outline", "focus"}
+    assert reasons["citation_recall"] == "1 entailment replies held no verdict"
 
 
 @pytest.mark.parametrize("judge", ["fluency", "outline", "organization"])

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from pipelines.cli import app
 from pipelines.dag.estimate import estimate, model_stages
 from pipelines.dag.invoke import Workspace, run_stage
 from pipelines.display import print_estimate
+from pipelines.failure_ledger import FAILURES, read_failures
 from pipelines.llm.dry_run import MAX_TOKENS, MEAN
 from pipelines.settings import Params
 from tests.support.openai_server import openai_server
@@ -175,3 +177,44 @@ def test_the_estimate_prices_each_panel_model_at_its_own_rates(
         run_stage("validate", p, where, out=tmp_path / "run")
         assert seen.count == cheap.calls + dear_row.calls
         assert {b["model"] for b in seen.bodies} == {"scripted", "dear"}
+
+
+def test_the_estimate_says_how_many_failed_asks_a_rerun_retries(
+    lveval_data: Path, params: Params, tmp_path: Path
+) -> None:
+    """A run whose server refused a third of the asks leaves them in its failure ledger; the
+    estimate counts them among its calls and says a rerun asks each of them again."""
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "lveval").symlink_to(lveval_data / "lveval")
+    where = Workspace(ROOT, ROOT / "params.yaml", data)
+    refuse = [True]
+
+    def reply(body: dict[str, Any], n: int) -> Any:
+        if refuse[0] and zlib.crc32(json.dumps(body["messages"]).encode()) % 3 == 0:
+            return 400, {}, '{"error": {"message": "context too long"}}'
+        return ANSWER
+
+    with openai_server(reply) as (url, seen):
+        p = _params(params, url, tmp_path)
+        run_stage("lveval_baselines", p, where, out=data / "lveval_baselines")
+        failed = read_failures(data / "lveval_baselines" / FAILURES)
+        assert failed and {r["kind"] for r in failed} == {"call_failed"}
+        result = estimate(p, where, ["lveval_baselines"])
+        assert result.to_dict()["retries"] == {
+            "lveval_baselines": {
+                "ledger": str(data / "lveval_baselines" / FAILURES),
+                "failed": len(failed),
+                "retried": len(failed),
+            }
+        }
+        assert _row(result).calls == len(failed)  # the rest is in the cache
+        out = Console(record=True, width=200)
+        print_estimate(result.to_dict(), out)
+        assert f"a rerun asks {len(failed)} of them again" in out.export_text()
+        refuse[0] = False
+        sent = seen.count
+        run_stage("lveval_baselines", p, where, out=data / "lveval_baselines")
+        assert seen.count - sent == len(failed)  # exactly the failed asks went again
+        assert read_failures(data / "lveval_baselines" / FAILURES) == []
+        assert estimate(p, where, ["lveval_baselines"]).to_dict()["retries"] == {}

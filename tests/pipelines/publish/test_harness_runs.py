@@ -454,11 +454,12 @@ def toolkit_rr_scores(row: dict[str, Any], completion: str, meta: dict[str, Any]
     it = iter(verdicts)
     supported = [[bool(next(it)) if d else False for d in c.cited] for c in found]
     cites = citation_scores(found, supported)
+    failed = None in verdicts  # a citation without a verdict: the citation scores are left out
     scores = {
         "rouge_l": rouge(text, row["reference"], stem=True).rougeL,
-        "citation_recall": cites.recall,
-        "citation_precision": cites.precision,
-        "citation_rate": cites.rate,
+        "citation_recall": None if failed else cites.recall,
+        "citation_precision": None if failed else cites.precision,
+        "citation_rate": None if failed else cites.rate,
     } | {judges.column(s): None for s in judges.SCORES}
     for judge in judged_by:
         try:

@@ -61,7 +61,7 @@ def test_labels_reach_every_row_and_unsolvable_items_leave_every_config(
             )  # fmt: skip
     card = (export / "README.md").read_text()
     assert "### Validation by a reference panel" in card
-    assert f"Left out as unsolvable (`validate.min_solvable` 1.0): {len(dropped)}." in card
+    assert f"Left out: {len(dropped)} unsolvable (`validate.min_solvable` 1.0)." in card
     assert f"| qa | {len(kept)} | 0 | 0 | 0 | 0 |" in card  # the kept are all easy
     assert "Noise floor: with another item's evidence" in card
 
@@ -75,6 +75,8 @@ def test_labels_reach_every_row_and_unsolvable_items_leave_every_config(
             assert (insight["solvable"], insight["difficulty"]) == (
                 label["solvable"], label["difficulty"]
             )  # fmt: skip
+            # the panel answers SummHay with the documents only: no closed_book column
+            assert "closed_book" not in insight
         assert row["reference"] == "\n".join(f"- {i['text']}" for i in row["insights"])
     haystacks = _rows(out / "summhay", "haystacks")
     assert all("difficulty" in i for h in haystacks for s in h["subtopics"] for i in s["insights"])

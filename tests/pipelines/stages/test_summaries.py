@@ -28,7 +28,7 @@ LINES = {
     "lveval_baselines": "mean AK 42.5 ->",
     "wikigen_baselines": "reference recall by reranker: bm25 33, dense 40; 4 articles written",
     "contamination": "m asked closed-book (3 LV-Eval, 2 WikiGenBench); 1 flagged ->",
-    "validate": "a panel of 3 labelled 5 LV-Eval, 4 SummHay, 2 dropped as unsolvable ->",
+    "validate": "a panel of 3 labelled 5 LV-Eval, 4 SummHay, 2 dropped ->",
     "publish": "publish: lveval 7 rows -> ",
 }
 

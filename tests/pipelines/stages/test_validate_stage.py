@@ -15,6 +15,7 @@ from builders.validation import CLOSED_BOOK, EVIDENCE, FULL_CONTEXT, SHUFFLED
 from pipelines.errors import LLMError
 from pipelines.evaluation.validate_probes import full_contexts
 from pipelines.evaluation.validate_settings import PanelModel, ValidateSettings
+from pipelines.failure_ledger import FAILURES, read_failures
 from pipelines.settings import Params
 from pipelines.stages.validate import run_validate, summary
 from tests.support.batch_server import batch_server
@@ -145,6 +146,11 @@ def test_a_scripted_panel_gives_exact_levels_shares_and_drops(
         report = json.loads((tmp_path / "out" / "validate.json").read_text())
         assert report["models"]["m-low"]["failed"] == 2
         assert report["models"]["m-low"]["failed_call_failed"] == 2
+        ledger = read_failures(tmp_path / "out" / FAILURES)
+        assert [(r["model"], r["prompt"], r["kind"], r["attempts"]) for r in ledger] == [
+            ("m-low", "lveval/answer", "call_failed", 1)
+        ] * 2
+        assert all(r["reason"].startswith("call_failed: HTTP 500") for r in ledger)
         assert report["dropped"] == {"lveval": sum(k % 4 >= 2 for k in range(len(qa)))}
         assert report["noise_floor"]["lveval"]["correct_share"] == 0.0
         stats = json.loads((tmp_path / "out" / "stats.json").read_text())
@@ -156,6 +162,9 @@ def test_a_scripted_panel_gives_exact_levels_shares_and_drops(
         # answered from the cache but for the two failed asks, asked again
         assert seen.count == 3 * 4 * len(qa) + 2
         assert (tmp_path / "again" / "labels.parquet").read_bytes() == before
+        assert {r["key"] for r in read_failures(tmp_path / "again" / FAILURES)} == {
+            r["key"] for r in ledger
+        }
 
 
 def test_a_model_that_fails_every_call_stops_the_stage_before_any_label(

@@ -205,10 +205,27 @@ def test_bad_model_output_is_kept_with_a_reason(inputs, params, tmp_path: Path) 
     for row in written:
         # [99] names no chunk: kept as an unknown citation that supports nothing
         assert row["claims"][1]["cited"][-1] == "" and row["claims"][1]["supported"][-1] is False
+    citations = ("citation_recall", "citation_precision", "citation_rate")
+    # a verdict in prose (no JSON, no re-ask) failed: no verdict, so the article's citation
+    # scores are failed scores with the reason, never computed as if it were unsupported
+    unjudged = [r for r in written if "judge answers failed" in r["reason"]]
+    judged = [r for r in written if not r["reason"]]
+    assert unjudged and judged
+    for row in unjudged:
+        assert None in [m for claim in row["claims"] for m in claim["supported"]]
+        assert [row[c] for c in citations] == [None] * 3
+        failed = {f["score"]: f["reason"] for f in row["failed_scores"]}
+        assert set(citations) <= set(failed)
+        assert "citation verdicts failed, first: invalid_answer" in failed["citation_recall"]
+        assert row["rouge_l"] is not None  # the other scores stand
+    for row in judged:
         assert row["citation_precision"] < 1
-    assert any("judge answers failed" in r["reason"] for r in written)
     assert stats.dropped and sum(stats.dropped.values()) == len(rows) - len(written)
     metrics = json.loads((tmp_path / "out" / "wikigen.json").read_text())
+    rr = metrics["articles"]["rr"]["bm25"]
+    assert rr["citation_failed"] == len(unjudged)
+    mean = sum(r["citation_recall"] for r in judged) / len(judged)
+    assert rr["citation_recall"] == round(100 * mean, 2)
     assert stats.headline == {"reference_recall": metrics["reference_recall"]}
     recall = ", ".join(f"{k} {v:.0f}" for k, v in metrics["reference_recall"].items())
     assert summary(stats, tmp_path / "absent") == (
