@@ -350,7 +350,8 @@ class _BatchRun:
 
     def _ingest(self, jobs: list[_Job]) -> set[str]:
         """Cache the answers of finished ``jobs`` and note their failures; the keys to submit
-        again (the rest of an expired job that answered some, schema refusals). Stops the
+        again (the rest of an expired job that answered some, refused schemas and other
+        parameters the backend leaves out from then on). Stops the
         stage, once every job's answers are cached, when a job failed or was cancelled or
         answered requests it was never given."""
         retry: set[str] = set()
@@ -373,7 +374,9 @@ class _BatchRun:
                 )
                 self.fresh[key] = response
                 self.failures.pop(key, None)
-            refused = self._schema_refused(results)
+            refused = self._schema_refused(results) | {
+                key for key, reason in results.failures.items() if self.api.retry_without(reason)
+            }
             retry |= refused
             for key, reason in results.failures.items():
                 if key not in self.fresh and key not in refused:

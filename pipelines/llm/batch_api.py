@@ -148,6 +148,10 @@ class BatchAPI:
     def refuses_schema(reason: str) -> bool:
         return refuses_schema(reason)
 
+    @staticmethod
+    def retry_without(reason: str) -> bool:
+        return False
+
     @contextmanager
     def _calling(self, what: str) -> Iterator[None]:
         """Turn the SDK's errors into an :class:`LLMError` naming the endpoint, not the key."""

@@ -91,6 +91,11 @@ class BatchProvider(Protocol):
         """Whether a request's failure says the server refused its JSON schema."""
         ...
 
+    def retry_without(self, reason: str) -> bool:
+        """Whether a request's failure names a parameter the backend leaves out from now on
+        (Anthropic's ``temperature``), so that the request is worth sending again."""
+        ...
+
 
 def chunked(
     items: Mapping[str, T],

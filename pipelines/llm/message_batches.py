@@ -179,6 +179,9 @@ class MessageBatches:
     def refuses_schema(reason: str) -> bool:
         return refuses_schema(reason)
 
+    def retry_without(self, reason: str) -> bool:
+        return self.backend.drops_temperature(reason)
+
     def results(self, batch: Any, requests: Mapping[str, ChatRequest | None]) -> LineResults:
         """The succeeded and errored requests of an ended batch, from its results."""
         results = LineResults()

@@ -2,8 +2,12 @@
 
 Built from the API reference (platform.claude.com/docs/en/api/messages/create, read
 2026-11-28). System messages go in ``system`` (joined by a blank line when there are several),
-the rest as user and assistant turns; ``temperature`` and ``max_tokens`` as configured. The API
+the rest as user and assistant turns; ``max_tokens`` and ``temperature`` as configured. The API
 has no seed: none is sent, and the seed stays part of the cache key as for every backend.
+``temperature`` is no keyword of the SDK's ``messages.create`` any more (2.10), and newer models
+refuse it (HTTP 400, "`temperature` is deprecated for this model"): it goes in the body as an
+extra field, and a model that refuses it is sent none from then on, once per run, with a
+warning (:attr:`AnthropicBackend.dropped`).
 
 Structured asks with ``response_format: json_schema`` send the answer's schema as
 ``output_config.format`` (``{"type": "json_schema", "schema": ...}``, Anthropic's structured
@@ -38,6 +42,8 @@ from pipelines.secrets import redact, register_env
 log = logging.getLogger(__name__)
 
 API_URL = "https://api.anthropic.com"
+REFUSALS = ("HTTP 400", "invalid_request_error")
+"""How a refused request's reason begins: a call's HTTP 400, a batch request's error type."""
 NO_KEY = "unset"
 """Sent when the key variable is unset (a local stand-in needs none; the API answers 401)."""
 FINISH_REASONS = {
@@ -73,6 +79,8 @@ class AnthropicBackend(Backend):
         if not key:
             log.debug("%s is unset; calling %s without a key", self.key_env, settings.base_url)
         self.base_url = server_root(settings.base_url)
+        self.dropped = ""
+        """Set when the model refused ``temperature`` and none is sent any more: why."""
         self._client = anthropic.Anthropic(
             api_key=key or NO_KEY,
             base_url=self.base_url,
@@ -86,6 +94,25 @@ class AnthropicBackend(Backend):
         return self._client
 
     def complete(self, request: ChatRequest) -> ChatResponse:
+        try:
+            return self._formatted(request)
+        except CallFailed as exc:
+            if not self.drops_temperature(exc.reason):
+                raise
+        return self._formatted(request)
+
+    def drops_temperature(self, reason: str) -> bool:
+        """Whether a failure says the model refuses ``temperature``; if so, none is sent from
+        now on (a request that failed so can be sent again)."""
+        lowered = reason.lower()
+        if not (reason.startswith(REFUSALS) and "temperature" in lowered):
+            return False
+        if not self.dropped:
+            self.dropped = f"temperature refused ({reason}); none sent instead"
+            log.warning("%s: %s", self.base_url, self.dropped)
+        return True
+
+    def _formatted(self, request: ChatRequest) -> ChatResponse:
         if request.response_format == "json_schema" and not self.fallback:
             try:
                 return self._complete(request, output_format(request))
@@ -99,15 +126,22 @@ class AnthropicBackend(Backend):
     def batch_params(self, request: ChatRequest) -> dict[str, Any]:
         """The ``params`` of ``request`` as a Message Batch carries them: the same body
         :meth:`complete` sends, with the schema it would try first."""
+        fmt = None
         if request.response_format == "json_schema" and not self.fallback:
-            return messages_body(self.model, request, output_format(request))
-        return messages_body(self.model, request, None)
+            fmt = output_format(request)
+        body = messages_body(self.model, request, fmt)
+        if self.dropped:
+            del body["temperature"]
+        return body
 
     def _complete(self, request: ChatRequest, fmt: dict[str, Any] | None) -> ChatResponse:
         import anthropic
 
+        body = messages_body(self.model, request, fmt)
+        temperature = body.pop("temperature")  # no keyword of the SDK's: an extra field
+        extra = None if self.dropped else {"temperature": temperature}
         try:
-            reply = self._client.messages.create(**messages_body(self.model, request, fmt))
+            reply = self._client.messages.create(**body, extra_body=extra)
         except anthropic.APITimeoutError:
             raise TransientError("timeout") from None
         except anthropic.APIConnectionError as exc:
@@ -190,8 +224,7 @@ def refuses_schema(reason: str) -> bool:
     """Whether a refused call names the structured-output parameter (an HTTP 400, or a batch
     request's ``invalid_request_error``, about ``output_config.format``)."""
     lowered = reason.lower()
-    refused = reason.startswith(("HTTP 400", "invalid_request_error"))
-    return refused and any(
+    return reason.startswith(REFUSALS) and any(
         word in lowered
         for word in ("output_config", "output_format", "structured output", "json_schema")
     )
