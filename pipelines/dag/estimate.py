@@ -6,8 +6,9 @@ haystacks); their other inputs come from the data folder, so stages without a mo
 wikigen) must have run. Each prompt's row counts the calls the cache cannot answer, their
 prompt tokens (with ``llm.tokenizer``, a real count), their completion tokens (the cached
 answers' mean, else ``max_tokens``) and their price, at the batch prices in ``llm.mode:
-batch`` (:meth:`LLMSettings.prices`: half the sync prices unless set). Re-asks cannot be foreseen: a stand-in
-answer always passes its check, so each row also gives the most calls re-asks could add. Asks
+batch`` (:meth:`LLMSettings.prices`: half the sync prices unless set). Re-asks cannot be
+foreseen: a stand-in answer always passes its check, so each row also gives the most calls
+re-asks could add. Asks
 that failed in the last run (a stage's ``llm_failures.parquet``) are never answered from the
 cache: the estimate says how many of them a rerun asks again.
 

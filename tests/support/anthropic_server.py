@@ -156,14 +156,15 @@ class _State:
         self.polls[batch_id] += 1
         if batch["processing_status"] == "canceling":
             self._end(batch, host, answered=0)
-        elif batch["processing_status"] == "in_progress":
-            if self.polls[batch_id] > self.script.in_progress_polls:
-                if self.script.final_status.get(batch["_number"]) in ("failed", "cancelled"):
-                    batch["cancel_initiated_at"] = _stamp(datetime.now(UTC))
-                    self._end(batch, host, answered=0)
-                else:
-                    lines = len(self.seen.inputs[batch["_number"] - 1])
-                    self._end(batch, host, self.script.expire_after.get(batch["_number"], lines))
+        elif batch["processing_status"] == "in_progress" and (
+            self.polls[batch_id] > self.script.in_progress_polls
+        ):
+            if self.script.final_status.get(batch["_number"]) in ("failed", "cancelled"):
+                batch["cancel_initiated_at"] = _stamp(datetime.now(UTC))
+                self._end(batch, host, answered=0)
+            else:
+                lines = len(self.seen.inputs[batch["_number"] - 1])
+                self._end(batch, host, self.script.expire_after.get(batch["_number"], lines))
         return batch
 
     def cancel(self, batch_id: str) -> dict[str, Any]:
@@ -182,7 +183,9 @@ class _State:
         lines = [self._result(r["custom_id"], r["params"]) for r in requests[:answered]]
         for key in self.script.stray_ids.get(number, []):
             lines.append(self._result(key, requests[0]["params"]))
-        lines += [{"custom_id": r["custom_id"], "result": {"type": unrun}} for r in requests[answered:]]
+        lines += [
+            {"custom_id": r["custom_id"], "result": {"type": unrun}} for r in requests[answered:]
+        ]
         kinds = [line["result"]["type"] for line in lines if line["custom_id"] in _ids(requests)]
         batch["request_counts"] = _counts(
             **{kind: kinds.count(kind) for kind in ("succeeded", "errored", "canceled", "expired")}

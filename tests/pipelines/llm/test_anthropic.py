@@ -119,7 +119,7 @@ def test_stop_reason_becomes_finish_reason(
         client = anthropic_client(url, tmp_path, prompts)
         response = client.chat(client.request("t/pick", {"n": 1, "topic": "sea"}, Colours))
     assert response.finish_reason == finish_reason
-    assert response.text == "{\"colours\": []}" and response.completion_tokens == 2
+    assert response.text == '{"colours": []}' and response.completion_tokens == 2
 
 
 def test_a_refusal_is_unfinished_and_re_asked(tmp_path: Path, prompts: PromptLibrary) -> None:
@@ -253,3 +253,23 @@ def test_a_model_refusing_temperature_is_sent_none_from_then_on(
     assert ["temperature" in b for b in seen.chat_bodies] == [True, False, False]
     assert seen.chat_bodies[0]["temperature"] == 0.0
     assert "temperature refused" in client.backend.dropped
+
+
+def test_the_settings_build_the_anthropic_backend_and_its_dry_run_keys(
+    tmp_path: Path, prompts: PromptLibrary
+) -> None:
+    from pipelines.llm.dry_run import dry_run
+    from pipelines.llm.tokens import TokenCounter
+
+    settings = anthropic_settings("http://127.0.0.1:9", tmp_path)
+    client = LLMClient.from_settings(settings, prompts=prompts)
+    assert isinstance(client.backend, AnthropicBackend)
+    assert (client.backend.name, client.backend.model) == ("anthropic", "claude-test")
+    with dry_run(TokenCounter()):
+        dry = LLMClient.from_settings(
+            settings, responders={"t/pick": lambda v: '{"colours": []}'}, prompts=prompts
+        )
+    request = dry.request("t/pick", {"n": 1, "topic": "sea"}, Colours)
+    # a dry run keys its questions as the run will, so the cache answers what it holds
+    assert (dry.backend.name, dry.backend.model) == ("anthropic", "claude-test")
+    assert dry._key(request) == client._key(request)
