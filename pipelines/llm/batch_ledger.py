@@ -1,8 +1,8 @@
-"""A durable record of the Batch API jobs a run submitted, kept in the response cache's file.
+"""A durable record of the batch jobs a run submitted, kept in the response cache's file.
 
-A job is recorded right after ``batches.create``, with the digest of its request keys and the
-keys themselves (with their prompt names), and stays ``open`` until its answers are in the
-cache. A rerun resumes every open job that holds a request it needs instead of submitting it
+A job (an OpenAI Batch API job or an Anthropic Message Batch) is recorded right after it is
+created, with the digest of its request keys and the keys themselves (with their prompt names),
+and stays ``open`` until its answers are in the cache. A rerun resumes every open job that holds a request it needs instead of submitting it
 again. Jobs closed (answered, expired, failed, cancelled) are never resumed. No key or request
 body is stored: only cache keys, prompt names, batch ids and states.
 
