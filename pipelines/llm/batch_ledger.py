@@ -2,9 +2,10 @@
 
 A job (an OpenAI Batch API job or an Anthropic Message Batch) is recorded right after it is
 created, with the digest of its request keys and the keys themselves (with their prompt names),
-and stays ``open`` until its answers are in the cache. A rerun resumes every open job that holds a request it needs instead of submitting it
-again. Jobs closed (answered, expired, failed, cancelled) are never resumed. No key or request
-body is stored: only cache keys, prompt names, batch ids and states.
+and stays ``open`` until its answers are in the cache. A rerun resumes every open job that holds
+a request it needs instead of submitting it again. Jobs closed (answered, expired, failed,
+cancelled) are never resumed. No key or request body is stored: only cache keys, prompt names,
+batch ids and states.
 
 Right before a job is created its *intent* is recorded: the digest of its keys, its number of
 requests and the time. Recording the job drops it. An intent still there on a rerun means a run
