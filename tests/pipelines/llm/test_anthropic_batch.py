@@ -4,8 +4,13 @@ Message Batches: the guarantees of the OpenAI path (test_batch.py), through the 
 from __future__ import annotations
 
 import json
+import os
 import re
+import signal
 import sqlite3
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +26,7 @@ from tests.support.canary import ARBITRARY, SK, key_variable, leaks, redacting_l
 from tests.support.openai_server import Finished
 
 CUSTOM_ID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def client_for(url: str, cache_dir: Path, prompts: PromptLibrary, **overrides: Any) -> LLMClient:
@@ -157,6 +163,49 @@ def test_a_run_stopped_while_polling_resumes_its_recorded_batch(
     assert seen.lists == 0, "a recorded batch needs no search"
     assert rerun.stats()["batches"] == {"submitted": [], "resumed": ["msgbatch_0001"]}
     assert rerun.stats()["calls"] == 3
+
+
+def test_a_killed_process_is_resumed_without_a_second_submission(
+    tmp_path: Path, prompts: PromptLibrary
+) -> None:
+    script = BatchScript(in_progress_polls=10_000)
+    child = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from pydantic import BaseModel\n"
+        "from pipelines.llm import Ask, LLMClient, PromptLibrary\n"
+        "from tests.pipelines.llm.conftest import settings_for\n"
+        "class Colours(BaseModel):\n"
+        "    colours: list[str]\n"
+        "url, tmp = sys.argv[1], Path(sys.argv[2])\n"
+        "s = settings_for(url, tmp, backend='anthropic', model='claude-test', mode='batch',\n"
+        "                 batch_poll_s=0.02)\n"
+        "client = LLMClient.from_settings(s, prompts=PromptLibrary(tmp / 'prompts'))\n"
+        "asks = [Ask('t/pick', {'n': 2, 'topic': t}, Colours) for t in ('sea', 'sky')]\n"
+        "list(client.ask_many(asks))\n"
+    )
+    with anthropic_server(colours, script) as (url, seen):
+        env = {**os.environ, "PYTHONPATH": str(ROOT), "BENCHSMITH_NO_PROGRESS": "1"}
+        proc = subprocess.Popen(
+            [sys.executable, "-c", child, url, str(tmp_path)],
+            cwd=ROOT,
+            env=env,
+            stderr=subprocess.PIPE,
+        )
+        try:
+            deadline = time.monotonic() + 60
+            while seen.polls < 3 and proc.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.02)
+            assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
+            os.kill(proc.pid, signal.SIGKILL)
+        finally:
+            proc.wait(timeout=10)
+        assert len(seen.created) == 1
+        script.in_progress_polls = 0
+        rerun = client_for(url, tmp_path, prompts)
+        outcomes = list(rerun.ask_many([pick("sea"), pick("sky")]))
+    assert all(o.ok for o in outcomes) and len(seen.created) == 1
+    assert rerun.stats()["batches"] == {"submitted": [], "resumed": ["msgbatch_0001"]}
 
 
 def test_a_run_killed_between_create_and_record_finds_its_batch_by_its_intent(
