@@ -199,7 +199,7 @@ def batch_overhead(asks: int, repeats: int = 3) -> None:
                 timed = Timed()
                 with (
                     timed.wrap(OpenAIBackend, "batch_body", "bodies"),
-                    timed.wrap(batch, "_line", "lines"),
+                    timed.wrap(batch_api, "jsonl_line", "lines"),
                     timed.wrap(batch_api, "parse_lines", "parse"),
                     timed.wrap(ResponseCache, "put", "cache"),
                     timed.wrap(batch._BatchRun, "_collect", "collect"),

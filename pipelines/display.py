@@ -18,7 +18,8 @@ def print_estimate(data: dict[str, Any], out: Console) -> None:
     """One table of the estimate, a row per stage and prompt, with totals."""
     from pipelines.llm.dry_run import MAX_TOKENS
 
-    table = Table(title=f"estimate: {data['backend']} {data['model']}")
+    prices = " (batch prices)" if data.get("mode") == "batch" else ""
+    table = Table(title=f"estimate: {data['backend']} {data['model']}{prices}")
     for name in ("stage", "prompt", "calls", "cache hits", "tokens in", "tokens out", "USD"):
         table.add_column(name, justify="left" if name in ("stage", "prompt") else "right")
     table.add_column("calls with re-asks", justify="right")

@@ -23,7 +23,7 @@ from pipelines.evaluation.lveval_baselines_settings import LVEvalBaselines
 from pipelines.evaluation.summhay_baselines_settings import SummhayBaselines
 from pipelines.evaluation.validate_settings import ValidateSettings
 from pipelines.evaluation.wikigen_baselines_settings import WikigenBaselines
-from pipelines.llm.settings import LLMSettings
+from pipelines.llm.settings import LLMSettings, default_key_env
 from pipelines.publish.settings import PublishSettings
 from pipelines.retrieval.settings import RetrievalSettings
 from pipelines.settings_hints import env_variable, nearest_key, unsupported_values
@@ -97,7 +97,7 @@ def _unknown_key(loc: tuple[Any, ...], data: dict[str, Any]) -> str:
     nearest known key."""
     llm = data.get("llm")
     given = llm.get("api_key_env") if isinstance(llm, dict) else None
-    default = LLMSettings.model_fields["api_key_env"].default
+    default = default_key_env(llm.get("backend") if isinstance(llm, dict) else None)
     llm_env = given if isinstance(given, str) and given.isidentifier() else default
     variable = env_variable(loc, llm_env)
     if variable is not None:

@@ -5,8 +5,10 @@ folder, in table order, together with the stages between them (chunk, which read
 haystacks); their other inputs come from the data folder, so stages without a model (wiki, web,
 wikigen) must have run. Each prompt's row counts the calls the cache cannot answer, their
 prompt tokens (with ``llm.tokenizer``, a real count), their completion tokens (the cached
-answers' mean, else ``max_tokens``) and their price. Re-asks cannot be foreseen: a stand-in
-answer always passes its check, so each row also gives the most calls re-asks could add. Asks
+answers' mean, else ``max_tokens``) and their price, at the batch prices in ``llm.mode:
+batch`` (:meth:`LLMSettings.prices`: half the sync prices unless set). Re-asks cannot be
+foreseen: a stand-in answer always passes its check, so each row also gives the most calls
+re-asks could add. Asks
 that failed in the last run (a stage's ``llm_failures.parquet``) are never answered from the
 cache: the estimate says how many of them a rerun asks again.
 
@@ -66,6 +68,8 @@ class Estimate:
     search: dict[str, Any] | None = None
     """The search queries a live web stage would send (see the module docstring); ``None``
     when the wiki stage's articles are not there yet or only some stages were asked."""
+    mode: str = "sync"
+    """``llm.mode``: ``batch`` prices the calls at the batch prices."""
 
     def total(self, name: str) -> float:
         """One column summed over every row."""
@@ -79,6 +83,7 @@ class Estimate:
         return {
             "backend": self.backend,
             "model": self.model,
+            "mode": self.mode,
             "tokenizer": self.tokenizer or "approximate (4 tokens per 3 words)",
             "totals": totals,
             "prompts": [asdict(r) for r in self.rows],
@@ -160,4 +165,4 @@ def estimate(params: Any, where: Workspace, only: Sequence[str] | None = None) -
     if not only and articles.is_file():
         web = params.web
         search = search_plan(web.search, web.search_log, read_articles(articles))
-    return Estimate(rows, llm.backend, llm.model, counter.name, retries, search)
+    return Estimate(rows, llm.backend, llm.model, counter.name, retries, search, llm.mode)

@@ -1,4 +1,6 @@
-"""``llm.mode: batch``: a step's asks answered through OpenAI Batch API jobs, in rounds.
+"""``llm.mode: batch``: a step's asks answered through batch jobs, in rounds: OpenAI Batch API
+jobs for the ``openai`` backend, Anthropic Message Batches for ``anthropic`` (a
+:class:`~pipelines.llm.batch_provider.BatchProvider` each).
 
 Round r runs every unfinished ask through the client's own ``ask`` logic against the cache
 only: an answer found there is parsed and checked as usual, and the first request that is not
@@ -8,13 +10,19 @@ response cache under the keys a synchronous call uses, and the next round starts
 most ``reasks + 1`` rounds no ask needs a new request, and a final pass asks everything again,
 in order, answered from the cache, this run's batch answers counted as calls (with their tokens)
 exactly as synchronous calls are. A request that failed in a job (an error file line, a
-non-200 line) fails its ask with ``call_failed: <reason>`` and is not cached.
+non-200 line, an ``errored`` result) fails its ask with ``call_failed: <reason>`` and is not
+cached. A job whose results name requests it was never given stops the stage naming them, once
+the answers it gave for its own are cached.
 
 Every job is recorded in the cache's SQLite file (:class:`BatchLedger`) as soon as it exists
 and tagged with the digest of its request keys, so an interrupted run resumes the jobs it
 recorded, or finds an unrecorded one by its digest, and never submits the same requests twice
 while a job holding them is open. An expired job keeps what it answered and only the rest is
 submitted again; a failed or cancelled job stops the stage with its id.
+
+With ``llm.max_cost_usd``, each new job is priced before it is submitted at its worst (every
+request's prompt tokens and full ``max_tokens``, at the batch prices) and refused if that could
+pass the budget (:meth:`Budget.reserve_job`); its answers are added to the spend as they come.
 """
 
 from __future__ import annotations
@@ -28,12 +36,15 @@ from typing import Any, Protocol
 
 from pipelines.errors import LLMError
 from pipelines.failure_ledger import FailureLedger
+from pipelines.llm.backends.anthropic_api import AnthropicBackend
 from pipelines.llm.backends.base import Backend, CallFailed
-from pipelines.llm.backends.openai_api import OpenAIBackend, refuses_schema
-from pipelines.llm.batch_api import TERMINAL, BatchAPI, LineResults, batch_errors, chunked
-from pipelines.llm.batch_api import jsonl_line as _line
+from pipelines.llm.backends.openai_api import OpenAIBackend
+from pipelines.llm.batch_api import BatchAPI
 from pipelines.llm.batch_ledger import BatchLedger
+from pipelines.llm.batch_provider import TERMINAL, BatchProvider, LineResults, stray_answers
+from pipelines.llm.budget import Budget
 from pipelines.llm.cache import ResponseCache
+from pipelines.llm.message_batches import MessageBatches
 from pipelines.llm.records import ChatRequest, ChatResponse
 from pipelines.llm.settings import LLMSettings
 from pipelines.llm.usage import LLMUsage
@@ -51,13 +62,26 @@ class Client(Protocol):
     usage: LLMUsage
     failures: FailureLedger
     batches: dict[str, list[str]]
+    budget: Budget | None
 
     def ask(self, ask: Any) -> Any: ...
 
 
+def provider_for(backend: Backend, settings: LLMSettings) -> BatchProvider | None:
+    """The batch endpoints of ``backend``'s provider; ``None`` for a backend without them."""
+    if isinstance(backend, OpenAIBackend):
+        return BatchAPI(backend, settings)
+    if isinstance(backend, AnthropicBackend):
+        return MessageBatches(backend, settings)
+    return None
+
+
 def applies(client: Client) -> bool:
-    """Whether ``client`` asks in batches: batch mode, the ``openai`` backend and a cache."""
-    if client.settings.mode != "batch" or not isinstance(client.backend, OpenAIBackend):
+    """Whether ``client`` asks in batches: batch mode, a backend with batch endpoints
+    (``openai``, ``anthropic``) and a cache."""
+    if client.settings.mode != "batch" or not isinstance(
+        client.backend, OpenAIBackend | AnthropicBackend
+    ):
         return False
     if client.cache is None:
         log.warning("llm.mode: batch needs the response cache; asking one call at a time")
@@ -68,7 +92,7 @@ def applies(client: Client) -> bool:
 def ask_in_batches(
     client: Client, asks: Iterable[Any], description: str, sleep: Callable[[float], None]
 ) -> Iterator[Any]:
-    """The Outcomes of ``asks`` in order, their requests answered by Batch API jobs."""
+    """The Outcomes of ``asks`` in order, their requests answered by batch jobs."""
     items = list(asks)
     run = _BatchRun(client, description, sleep)
     run.answer(items)
@@ -158,24 +182,28 @@ class _FreshFirst(ResponseCache):
 
 @dataclass
 class _Job:
-    """A Batch API job as last seen, with its requests (cache key to prompt name)."""
+    """A batch job as last seen, with its requests (cache key to prompt name) and what the
+    budget set aside for it (USD)."""
 
     batch: Any
     prompts: dict[str, str]
+    reserved: float = 0.0
 
 
 class _BatchRun:
     """The rounds of one ``ask_many`` call."""
 
     def __init__(self, client: Client, description: str, sleep: Callable[[float], None]):
-        assert isinstance(client.backend, OpenAIBackend) and client.cache is not None
+        api = provider_for(client.backend, client.settings)
+        assert api is not None and client.cache is not None
         self.client = client
         self.settings = client.settings
-        self.backend: OpenAIBackend = client.backend
+        self.backend: Backend = client.backend
         self.cache: ResponseCache = client.cache
         self.description = description
         self.sleep = sleep
-        self.api = BatchAPI(self.backend, self.settings)
+        self.api: BatchProvider = api
+        self.budget = client.budget
         self.ledger = BatchLedger(self.cache.path)
         self.requests: dict[str, ChatRequest] = {}
         self.fresh: dict[str, ChatResponse] = {}
@@ -196,7 +224,9 @@ class _BatchRun:
         """The client answering from the cache and this run's jobs; it counts on the client's
         own usage, as synchronous calls would be counted."""
         replay = _Replay(self.backend, self.fresh, self.failures)
-        return self._twin(replay, _FreshFirst(self.cache, self.fresh), None)
+        final = self._twin(replay, _FreshFirst(self.cache, self.fresh), None)
+        final.budget = None  # the jobs' answers are in the spend already
+        return final
 
     def answer(self, asks: list[Any]) -> None:
         """Run rounds until every ask is answered, failed, or out of re-asks."""
@@ -214,6 +244,7 @@ class _BatchRun:
         """The requests the asks at ``indexes`` need next, and the asks that need them."""
         collector = _Collector(self.backend, self.fresh, self.failures)
         shadow = self._twin(collector, self.cache, LLMUsage())
+        shadow.budget = None  # the round's job is priced as a whole when it is submitted
         pending: dict[str, ChatRequest] = {}
         waiting: list[int] = []
         for i in indexes:
@@ -249,31 +280,35 @@ class _BatchRun:
                 log.warning("recorded batch %s no longer exists; asking again", batch_id)
                 self.ledger.close(batch_id, "missing")
                 continue
-            log.info("resuming batch %s (%d requests, %s)", batch_id, len(prompts), batch.status)
+            status = self.api.status(batch)
+            log.info("resuming batch %s (%d requests, %s)", batch_id, len(prompts), status)
             self.client.batches["resumed"].append(batch_id)
             jobs.append(_Job(batch, prompts))
         return jobs
 
     def _submit(self, remaining: Mapping[str, ChatRequest]) -> list[_Job]:
         """One job per chunk of ``remaining``, unless the job list already holds it."""
-        lines = {key: _line(key, self.backend.batch_body(r)) for key, r in remaining.items()}
         known = self.ledger.known()
         jobs = []
-        for chunk in chunked(lines, self.settings.batch_max_requests):
+        for chunk in self.api.chunks(remaining, self.settings.batch_max_requests):
             digest = digest_of(chunk)
             prompts = {key: remaining[key].prompt for key in chunk}
-            batch = self.api.find(digest, known)
+            reserved = 0.0
+            batch = self.api.find(digest, known, self.ledger.intent(digest))
             if batch is not None:
                 log.info(
                     "batch %s holds these %d requests already; resuming it", batch.id, len(chunk)
                 )
                 self.client.batches["resumed"].append(batch.id)
             else:
-                batch = self.api.submit(chunk.values(), digest)
+                if self.budget is not None:
+                    reserved = self.budget.reserve_job([remaining[key] for key in chunk])
+                self.ledger.intend(digest, len(chunk))
+                batch = self.api.submit(chunk, digest)
                 self.client.batches["submitted"].append(batch.id)
                 log.info("submitted batch %s: %d requests", batch.id, len(chunk))
             self.ledger.record(batch.id, digest, prompts)
-            jobs.append(_Job(batch, prompts))
+            jobs.append(_Job(batch, prompts, reserved))
         return jobs
 
     def _wait(self, jobs: list[_Job]) -> None:
@@ -286,23 +321,24 @@ class _BatchRun:
     def _polls(self, jobs: list[_Job]) -> Iterator[None]:
         """Yield once per request the jobs report done; return when all jobs are finished."""
         shown = 0
+        status = self.api.status
         while True:
             for job in jobs:
-                if job.batch.status not in TERMINAL:
-                    before = job.batch.status
+                if status(job.batch) not in TERMINAL:
+                    before = status(job.batch)
                     job.batch = self.api.retrieve(job.batch.id)
-                    if job.batch.status != before:
-                        log.info("batch %s: %s", job.batch.id, job.batch.status)
-            done = sum(_done(job.batch) for job in jobs)
+                    if status(job.batch) != before:
+                        log.info("batch %s: %s", job.batch.id, status(job.batch))
+            done = sum(self.api.done(job.batch) for job in jobs)
             yield from (None for _ in range(done - shown))
             shown = max(shown, done)
-            if all(job.batch.status in TERMINAL for job in jobs):
+            if all(status(job.batch) in TERMINAL for job in jobs):
                 return
             if self.waited_s >= self.settings.batch_max_wait_s:
                 waiting = ", ".join(
-                    f"{job.batch.id} ({job.batch.status})"
+                    f"{job.batch.id} ({status(job.batch)})"
                     for job in jobs
-                    if job.batch.status not in TERMINAL
+                    if status(job.batch) not in TERMINAL
                 )
                 raise LLMError(
                     f"batches still running after {self.waited_s:.0f} s "
@@ -314,13 +350,20 @@ class _BatchRun:
 
     def _ingest(self, jobs: list[_Job]) -> set[str]:
         """Cache the answers of finished ``jobs`` and note their failures; the keys to submit
-        again (the rest of an expired job that answered some, schema refusals)."""
+        again (the rest of an expired job that answered some, refused schemas and other
+        parameters the backend leaves out from then on). Stops the
+        stage, once every job's answers are cached, when a job failed or was cancelled or
+        answered requests it was never given."""
         retry: set[str] = set()
         stopped = []
         for job in jobs:
             batch = job.batch
+            status = self.api.status(batch)
             requests = {key: self.requests.get(key) for key in job.prompts}
             results = self.api.results(batch, requests)
+            if self.budget is not None:
+                self.budget.settle_job(job.reserved, results.answers.values())
+                job.reserved = 0.0
             for key, response in results.answers.items():
                 self.cache.put(
                     key,
@@ -331,7 +374,9 @@ class _BatchRun:
                 )
                 self.fresh[key] = response
                 self.failures.pop(key, None)
-            refused = self._schema_refused(results)
+            refused = self._schema_refused(results) | {
+                key for key, reason in results.failures.items() if self.api.retry_without(reason)
+            }
             retry |= refused
             for key, reason in results.failures.items():
                 if key not in self.fresh and key not in refused:
@@ -341,7 +386,7 @@ class _BatchRun:
                 for key in job.prompts
                 if key not in self.fresh and key not in self.failures and key not in refused
             ]
-            if batch.status == "expired" and results.answers and unanswered:
+            if status == "expired" and results.answers and unanswered:
                 log.warning(
                     "batch %s expired after answering %d of %d requests; submitting the rest",
                     batch.id,
@@ -351,10 +396,12 @@ class _BatchRun:
                 retry |= set(unanswered)
             else:
                 for key in unanswered:
-                    self.failures[key] = f"batch {batch.id} {batch.status} without an answer"
-            self.ledger.close(batch.id, batch.status)
-            if batch.status in ("failed", "cancelled"):
-                stopped.append(f"batch {batch.id} {batch.status}: {batch_errors(batch)}")
+                    self.failures[key] = f"batch {batch.id} {status} without an answer"
+            self.ledger.close(batch.id, status)
+            if status in ("failed", "cancelled"):
+                stopped.append(f"batch {batch.id} {status}: {self.api.errors(batch)}")
+            if results.unknown:
+                stopped.append(stray_answers(batch.id, results.unknown))
         if stopped:
             raise LLMError(
                 "; ".join(stopped) + " (answers it gave are cached; a rerun submits the rest)"
@@ -362,24 +409,18 @@ class _BatchRun:
         return retry
 
     def _schema_refused(self, results: LineResults) -> set[str]:
-        """Requests refused for their json_schema: sent again as json_object, once per run."""
+        """Requests refused for their json_schema: sent again without it (json_object for OpenAI,
+        no schema for Anthropic), once per run."""
         refused = {
             key: reason
             for key, reason in results.failures.items()
-            if refuses_schema(reason)
+            if self.api.refuses_schema(reason)
             and (request := self.requests.get(key)) is not None
             and request.response_format == "json_schema"
         }
         if not refused or self.backend.fallback:
             return set()
         reason = next(iter(refused.values()))
-        self.backend.fallback = f"json_schema refused ({reason}); json_object sent instead"
-        log.warning("%s: %s", self.backend.base_url, self.backend.fallback)
+        self.backend.fallback = f"json_schema refused ({reason}); {self.api.fallback_note}"
+        log.warning("%s: %s", self.api.base_url, self.backend.fallback)
         return set(refused)
-
-
-def _done(batch: Any) -> int:
-    counts = batch.request_counts
-    if counts is None:
-        return 0
-    return (counts.completed or 0) + (counts.failed or 0)

@@ -1,4 +1,5 @@
-"""The OpenAI Files and Batches endpoints, as the batch mode uses them, through the SDK.
+"""The OpenAI Files and Batches endpoints, as the batch mode uses them, through the SDK: the
+:class:`~pipelines.llm.batch_provider.BatchProvider` of the ``openai`` backend.
 
 A job's input is a JSONL file of ``{"custom_id", "method", "url", "body"}`` lines, each body
 built exactly as a synchronous call builds it and each ``custom_id`` the request's cache key.
@@ -6,29 +7,31 @@ The job carries the digest of its keys in its ``metadata``, so a run killed betw
 a job and recording it finds the job again by listing. Failures of the endpoints themselves
 (after the SDK's retries) stop the stage with an :class:`LLMError` naming the job; the key is
 never part of a message, and a line's failure is redacted as it is read (a server may echo the
-key in it).
+key in it). A line whose ``custom_id`` is not one of the job's requests is kept aside
+(:attr:`LineResults.unknown`): the batch mode stops the stage naming it.
 """
 
 from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
 
 from pipelines.errors import LLMError
 from pipelines.llm.backends.base import CallFailed
-from pipelines.llm.backends.openai_api import OpenAIBackend, chat_response
-from pipelines.llm.records import ChatRequest, ChatResponse
+from pipelines.llm.backends.openai_api import OpenAIBackend, chat_response, refuses_schema
+from pipelines.llm.batch_provider import TERMINAL, Intent, LineResults, chunked
+from pipelines.llm.records import ChatRequest
 from pipelines.llm.settings import LLMSettings
 from pipelines.secrets import redact
 
+__all__ = ["TERMINAL", "BatchAPI", "LineResults", "batch_errors", "jsonl_line", "parse_lines"]
+
 ENDPOINT = "/v1/chat/completions"
 DIGEST_KEY = "benchsmith_digest"
-TERMINAL = frozenset({"completed", "expired", "failed", "cancelled"})
 UNRUN = frozenset({"batch_expired", "batch_cancelled"})
 """Error codes of lines the job never ran: left unanswered (an expired job's are sent again)."""
 MAX_FILE_BYTES = 190_000_000
@@ -38,48 +41,24 @@ LOOKBACK_S = 30 * 86_400
 TRANSFER_TIMEOUT_S = 600.0
 
 
-@dataclass
-class LineResults:
-    """A job's answers and failed requests, by cache key."""
-
-    answers: dict[str, ChatResponse] = field(default_factory=dict)
-    failures: dict[str, str] = field(default_factory=dict)
-
-
 def jsonl_line(key: str, body: Mapping[str, Any]) -> bytes:
     """One input line: the request ``body`` under its cache key."""
     line = {"custom_id": key, "method": "POST", "url": ENDPOINT, "body": body}
     return json.dumps(line, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
 
 
-def chunked(
-    lines: Mapping[str, bytes], max_requests: int, max_bytes: int = MAX_FILE_BYTES
-) -> Iterator[dict[str, bytes]]:
-    """Input lines by key, split into files of at most ``max_requests`` lines and
-    ``max_bytes`` bytes."""
-    chunk: dict[str, bytes] = {}
-    size = 0
-    for key, line in lines.items():
-        if chunk and (len(chunk) >= max_requests or size + len(line) > max_bytes):
-            yield chunk
-            chunk, size = {}, 0
-        chunk[key] = line
-        size += len(line)
-    if chunk:
-        yield chunk
-
-
 def parse_lines(
     text: str, requests: Mapping[str, ChatRequest | None], results: LineResults
 ) -> None:
-    """Add the answered and failed lines of an output or error file to ``results``; lines
-    for keys outside ``requests`` are skipped."""
+    """Add the answered and failed lines of an output or error file to ``results``; the ids
+    of lines for keys outside ``requests`` go to ``results.unknown``."""
     for raw in text.splitlines():
         if not raw.strip():
             continue
         item = json.loads(raw)
         key = item.get("custom_id")
         if key not in requests:
+            results.unknown.append(redact(str(key))[:100])
             continue
         response = item.get("response") or {}
         status = response.get("status_code")
@@ -134,11 +113,44 @@ def _body_message(body: Any) -> str:
 class BatchAPI:
     """Upload, create, find, poll and download Batch API jobs with the backend's client."""
 
+    fallback_note = "json_object sent instead"
+
     def __init__(self, backend: OpenAIBackend, settings: LLMSettings):
+        self.backend = backend
         self.base_url = backend.base_url
         self.key_env = backend.key_env
         self.window = settings.batch_completion_window
         self._sdk = backend.sdk.with_options(max_retries=settings.retries)
+
+    def chunks(
+        self, requests: Mapping[str, ChatRequest], max_requests: int
+    ) -> Iterator[dict[str, bytes]]:
+        """Input files' lines by key, each file within the API's limits."""
+        lines = {key: jsonl_line(key, self.backend.batch_body(r)) for key, r in requests.items()}
+        return chunked(lines, max_requests, MAX_FILE_BYTES)
+
+    @staticmethod
+    def status(batch: Any) -> str:
+        return str(batch.status)
+
+    @staticmethod
+    def done(batch: Any) -> int:
+        counts = batch.request_counts
+        if counts is None:
+            return 0
+        return (counts.completed or 0) + (counts.failed or 0)
+
+    @staticmethod
+    def errors(batch: Any) -> str:
+        return batch_errors(batch)
+
+    @staticmethod
+    def refuses_schema(reason: str) -> bool:
+        return refuses_schema(reason)
+
+    @staticmethod
+    def retry_without(reason: str) -> bool:
+        return False
 
     @contextmanager
     def _calling(self, what: str) -> Iterator[None]:
@@ -159,9 +171,9 @@ class BatchAPI:
         except openai.APIConnectionError as exc:
             raise LLMError(f"{what} failed at {self.base_url}: {exc.__cause__ or exc}") from None
 
-    def submit(self, lines: Iterable[bytes], digest: str) -> Any:
+    def submit(self, chunk: Mapping[str, bytes], digest: str) -> Any:
         """Upload the input file and create the job, tagged with ``digest``; the new job."""
-        data = b"".join(lines)
+        data = b"".join(chunk.values())
         with self._calling("uploading a batch input file"):
             uploaded = self._sdk.files.create(
                 file=(f"benchsmith-{digest[:16]}.jsonl", data, "application/jsonl"),
@@ -176,8 +188,9 @@ class BatchAPI:
                 metadata={DIGEST_KEY: digest},
             )
 
-    def find(self, digest: str, skip: set[str]) -> Any | None:
-        """The newest job tagged with ``digest`` that is not in ``skip``, from the job list."""
+    def find(self, digest: str, skip: set[str], intent: Intent | None = None) -> Any | None:
+        """The newest job tagged with ``digest`` that is not in ``skip``, from the job list
+        (the job's metadata names it: ``intent`` is not needed)."""
         since = time.time() - LOOKBACK_S
         with self._calling("listing batches"):
             for batch in self._sdk.batches.list(limit=100):

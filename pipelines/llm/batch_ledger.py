@@ -1,10 +1,17 @@
-"""A durable record of the Batch API jobs a run submitted, kept in the response cache's file.
+"""A durable record of the batch jobs a run submitted, kept in the response cache's file.
 
-A job is recorded right after ``batches.create``, with the digest of its request keys and the
-keys themselves (with their prompt names), and stays ``open`` until its answers are in the
-cache. A rerun resumes every open job that holds a request it needs instead of submitting it
-again. Jobs closed (answered, expired, failed, cancelled) are never resumed. No key or request
-body is stored: only cache keys, prompt names, batch ids and states.
+A job (an OpenAI Batch API job or an Anthropic Message Batch) is recorded right after it is
+created, with the digest of its request keys and the keys themselves (with their prompt names),
+and stays ``open`` until its answers are in the cache. A rerun resumes every open job that holds
+a request it needs instead of submitting it again. Jobs closed (answered, expired, failed,
+cancelled) are never resumed. No key or request body is stored: only cache keys, prompt names,
+batch ids and states.
+
+Right before a job is created its *intent* is recorded: the digest of its keys, its number of
+requests and the time. Recording the job drops it. An intent still there on a rerun means a run
+stopped between creating a job and recording it, so the job may exist unrecorded: a provider
+whose jobs carry no metadata (Anthropic's Message Batches) looks for it by the intent's count
+and time (:meth:`pipelines.llm.message_batches.MessageBatches.find`).
 """
 
 from __future__ import annotations
@@ -14,6 +21,8 @@ from collections.abc import Iterator, Mapping
 from contextlib import closing, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
+
+from pipelines.llm.batch_provider import Intent
 
 OPEN = "open"
 
@@ -31,6 +40,11 @@ _SCHEMA = (
         key TEXT NOT NULL,
         prompt TEXT NOT NULL,
         PRIMARY KEY (batch_id, key)
+    )""",
+    """CREATE TABLE IF NOT EXISTS batch_intents (
+        digest TEXT PRIMARY KEY,
+        requests INTEGER NOT NULL,
+        created_at TEXT NOT NULL
     )""",
 )
 
@@ -57,10 +71,30 @@ class BatchLedger:
         with closing(sqlite3.connect(self.path, timeout=self.busy_timeout_s)) as db, db:
             yield db
 
+    def intend(self, digest: str, requests: int) -> None:
+        """Note that a job of ``requests`` requests with ``digest`` is about to be created."""
+        with self._db() as db:
+            db.execute(
+                "INSERT OR REPLACE INTO batch_intents VALUES (?, ?, ?)",
+                (digest, requests, _now()),
+            )
+
+    def intent(self, digest: str) -> Intent | None:
+        """The intent to create a job with ``digest`` that no recorded job fulfilled."""
+        with self._db() as db:
+            row = db.execute(
+                "SELECT requests, created_at FROM batch_intents WHERE digest = ?", (digest,)
+            ).fetchone()
+        if row is None:
+            return None
+        return Intent(digest, row[0], datetime.fromisoformat(row[1]))
+
     def record(self, batch_id: str, digest: str, prompts: Mapping[str, str]) -> None:
-        """Record an open job and its requests (cache key to prompt name), in one transaction."""
+        """Record an open job and its requests (cache key to prompt name), and drop the intent
+        of its digest, in one transaction."""
         now = _now()
         with self._db() as db:
+            db.execute("DELETE FROM batch_intents WHERE digest = ?", (digest,))
             db.execute(
                 "INSERT OR IGNORE INTO batch_jobs VALUES (?, ?, ?, ?, ?, ?)",
                 (batch_id, digest, OPEN, len(prompts), now, now),

@@ -5,11 +5,16 @@ the configured prices, so it carries across stages, processes and runs: a stoppe
 answer it got, and raising the budget lets the next run go on from there without asking anything
 twice. A call is priced before it is sent at its prompt tokens (counted with ``llm.tokenizer``
 when set) and its full ``max_tokens``, so no call can cross the budget however long it answers.
+
+In batch mode the prices are the batch prices (:meth:`LLMSettings.prices`), the cached answers'
+spend included, and a whole job is priced before it is submitted (:meth:`Budget.reserve_job`):
+every request at its prompt and full ``max_tokens``.
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterable, Sequence
 
 from pipelines.errors import LLMError
 from pipelines.llm.cache import ResponseCache
@@ -23,11 +28,9 @@ class BudgetExceeded(LLMError):
 
 
 def cost_usd(settings: LLMSettings, prompt_tokens: float, completion_tokens: float) -> float:
-    """What the tokens cost at the configured prices."""
-    return (
-        prompt_tokens * settings.input_cost_per_mtok
-        + completion_tokens * settings.output_cost_per_mtok
-    ) / 1_000_000
+    """What the tokens cost at the prices of the configured mode (batch prices in batch mode)."""
+    input_price, output_price = settings.prices()
+    return (prompt_tokens * input_price + completion_tokens * output_price) / 1_000_000
 
 
 class Budget:
@@ -51,18 +54,30 @@ class Budget:
         self.reserved = 0.0
         self._lock = threading.Lock()
 
+    def worst(self, request: ChatRequest) -> float:
+        """The most ``request`` can cost: its prompt and its full ``max_tokens``."""
+        return cost_usd(self.settings, self.counter.count(request.messages), request.max_tokens)
+
     def reserve(self, request: ChatRequest) -> float:
         """Set aside the most ``request`` can cost; :class:`BudgetExceeded` if that crosses the
         budget."""
-        worst = cost_usd(self.settings, self.counter.count(request.messages), request.max_tokens)
+        return self._reserve(self.worst(request), f"the next call ({request.prompt}")
+
+    def reserve_job(self, requests: Sequence[ChatRequest]) -> float:
+        """Set aside the most a batch job of ``requests`` can cost (each at its worst);
+        :class:`BudgetExceeded` if that crosses the budget."""
+        worst = sum(self.worst(r) for r in requests)
+        prompts = ", ".join(sorted({r.prompt for r in requests}))
+        return self._reserve(worst, f"the next batch job ({len(requests)} requests of {prompts}")
+
+    def _reserve(self, worst: float, what: str) -> float:
         with self._lock:
             if self.spent + self.reserved + worst > self.limit:
                 raise BudgetExceeded(
                     f"llm.max_cost_usd is {self.limit:g} USD: the {self.where} cost "
-                    f"{self.spent:.4f} USD, and the next call ({request.prompt}, up to "
-                    f"{worst:.4f} USD) could pass it. Every answer so far is cached; run "
-                    "'benchsmith estimate' to see what is left, raise llm.max_cost_usd and run "
-                    "again to go on"
+                    f"{self.spent:.4f} USD, and {what}, up to {worst:.4f} USD) could pass it. "
+                    "Every answer so far is cached; run 'benchsmith estimate' to see what is "
+                    "left, raise llm.max_cost_usd and run again to go on"
                 )
             self.reserved += worst
         return worst
@@ -75,3 +90,10 @@ class Budget:
                 self.spent += cost_usd(
                     self.settings, response.prompt_tokens, response.completion_tokens
                 )
+
+    def settle_job(self, reserved: float, responses: Iterable[ChatResponse]) -> None:
+        """Release a job's reservation; add what its answers cost."""
+        cost = sum(cost_usd(self.settings, r.prompt_tokens, r.completion_tokens) for r in responses)
+        with self._lock:
+            self.reserved -= reserved
+            self.spent += cost

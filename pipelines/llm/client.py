@@ -130,6 +130,10 @@ class LLMClient:
             from pipelines.llm.backends.openai_api import OpenAIBackend
 
             backend = OpenAIBackend(settings)
+        elif settings.backend == "anthropic":
+            from pipelines.llm.backends.anthropic_api import AnthropicBackend
+
+            backend = AnthropicBackend(settings)
         else:
             backend = TemplateBackend(responders or {}, cacheable=settings.cache_template)
         return cls(settings, backend, cache=ResponseCache(settings.cache), prompts=prompts)
@@ -310,7 +314,7 @@ class LLMClient:
         self, asks: Iterable[Ask[Any]], description: str = "asking", total: int | None = None
     ) -> Iterator[Outcome[Any]]:
         """Outcomes of ``asks`` in order, ``llm.concurrency`` at a time, streaming; with
-        ``llm.mode: batch`` (openai backend), all at once through Batch API jobs."""
+        ``llm.mode: batch`` (openai and anthropic backends), all at once through batch jobs."""
         if applies(self):
             yield from ask_in_batches(self, asks, description, self._sleep)
             return

@@ -104,7 +104,7 @@ class DryRunBackend(Backend):
         means: Mapping[str, float],
     ):
         self.name = settings.backend
-        self.model = settings.model if settings.backend == "openai" else "template"
+        self.model = settings.model if settings.backend != "template" else "template"
         self.cacheable = settings.backend != "template" or settings.cache_template
         self._answers = TemplateBackend(responders)
         self._run = run

@@ -49,6 +49,9 @@ class BatchScript:
     """A message for a line's body puts that line in the error file with an ``error`` object."""
     final_status: dict[int, str] = field(default_factory=dict)
     """Batch number to ``failed`` or ``cancelled``: it ends so, answering nothing."""
+    stray_ids: dict[int, list[str]] = field(default_factory=dict)
+    """Batch number to ``custom_id``s it was never given, answered in its output all the same
+    (a provider's mix-up, or a file edited by hand)."""
     refuse: Callable[[str, str, dict[str, str]], tuple[int, dict[str, str], str] | None] | None = (
         None
     )
@@ -153,6 +156,8 @@ class _State:
             ok = item["response"] is not None and item["response"]["status_code"] == 200
             (output if ok else errors).append(item)
         failed = len(errors)
+        for key in self.script.stray_ids.get(number, []):
+            output.append(self._answer({**lines[0], "custom_id": key}))
         for line in lines[answered:]:  # the API lists the requests an expiry cut off so
             cut_off = {"code": "batch_expired", "message": "not run within the window"}
             errors.append({"custom_id": line["custom_id"], "response": None, "error": cut_off})

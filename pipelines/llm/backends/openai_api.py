@@ -35,9 +35,9 @@ class OpenAIBackend(Backend):
         import openai
 
         self.model = settings.model
-        self.key_env = settings.api_key_env
+        self.key_env = settings.key_env
         register_env(self.key_env)
-        key = os.environ.get(settings.api_key_env)
+        key = os.environ.get(self.key_env)
         if not key:
             log.debug("%s is unset; calling %s without a key", self.key_env, settings.base_url)
         self.base_url = settings.base_url or "https://api.openai.com/v1"

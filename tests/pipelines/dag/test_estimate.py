@@ -218,3 +218,27 @@ def test_the_estimate_says_how_many_failed_asks_a_rerun_retries(
         assert seen.count - sent == len(failed)  # exactly the failed asks went again
         assert read_failures(data / "lveval_baselines" / FAILURES) == []
         assert estimate(p, where, ["lveval_baselines"]).to_dict()["retries"] == {}
+
+
+def test_the_estimate_prices_batch_mode_at_the_batch_rates(
+    lveval_data: Path, params: Params, tmp_path: Path
+) -> None:
+    """Batch calls are priced at half the sync prices unless batch prices are set; the
+    calls and tokens foreseen are the same in either mode."""
+    where = Workspace(ROOT, ROOT / "params.yaml", lveval_data)
+    with openai_server(lambda body, n: ANSWER) as (url, seen):
+        p = _params(params, url, tmp_path)
+        sync = _row(estimate(p, where, ["lveval_baselines"]))
+        rows = {}
+        for name, prices in (("half", {}), ("set", {"batch_output_cost_per_mtok": 0.1})):
+            llm = p.llm.model_copy(update={"mode": "batch", **prices})
+            result = estimate(p.model_copy(update={"llm": llm}), where, ["lveval_baselines"])
+            assert result.to_dict()["mode"] == "batch"
+            rows[name] = _row(result)
+    assert seen.count == 0
+    assert {(r.calls, r.prompt_tokens, r.completion_tokens) for r in rows.values()} == {
+        (sync.calls, sync.prompt_tokens, sync.completion_tokens)
+    }
+    assert rows["half"].cost_usd == pytest.approx(sync.cost_usd / 2, abs=2e-6)
+    expected = (sync.prompt_tokens * 0.075 + sync.completion_tokens * 0.1) / 1e6
+    assert rows["set"].cost_usd == pytest.approx(expected, abs=1e-6)

@@ -500,3 +500,21 @@ def test_a_key_the_batch_api_echoes_reaches_no_outcome_cache_ledger_stats_log_or
     texts = [caplog.text, *(r.getMessage() for r in caplog.records), out, err, stats, *errors]
     texts += [o.error for o in outcomes]
     assert leaks([key], folders=[tmp_path], texts=texts) == []
+
+
+def test_an_output_file_naming_requests_the_job_was_never_given_stops_the_stage(
+    tmp_path: Path, prompts: PromptLibrary
+) -> None:
+    stray = [f"stray-{i}" for i in range(4)]
+    asks = [pick(t) for t in ("sea", "sky")]
+    with batch_server(colours, BatchScript(stray_ids={1: stray})) as (url, seen):
+        with pytest.raises(LLMError) as stopped:
+            list(client_for(url, tmp_path, prompts).ask_many(asks))
+        assert len(cached(tmp_path)) == 2, "the job's own answers are kept"
+        rerun = client_for(url, tmp_path, prompts)
+        outcomes = list(rerun.ask_many(asks))
+    message = str(stopped.value)
+    assert f"batch {seen.batch_ids[0]} answered 4 requests it was never given" in message
+    assert "(custom_id stray-0, stray-1, stray-2 and 1 more)" in message
+    assert all(o.ok for o in outcomes) and len(seen.created) == 1
+    assert BatchLedger(tmp_path / "cache" / "llm.sqlite").state(seen.batch_ids[0]) == "completed"
