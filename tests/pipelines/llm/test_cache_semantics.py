@@ -6,13 +6,16 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import json
 import sqlite3
 import sys
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, create_model, field_validator
+from typer.testing import CliRunner
 
+from pipelines.cli import app
 from pipelines.failure_ledger import FAILURES, read_failures, top_reasons, write_failures
 from pipelines.llm import Ask, PromptLibrary
 from pipelines.llm.versions import answer_version
@@ -213,3 +216,14 @@ def test_the_ledger_file_and_its_top_reasons(tmp_path: Path, prompts: PromptLibr
     assert top[0] == ("t/pick", "call_failed: HTTP N: context too long for badN", 3)
     assert top[1] == ("t/pick", "malformed: the answer contains no JSON object", 1)
     assert read_failures(tmp_path / "missing.parquet") == []
+    # benchsmith report lists a stage's commonest failures from its ledger
+    stage = tmp_path / "data" / "lveval_baselines"
+    stage.mkdir(parents=True)
+    write_failures(stage / FAILURES, [client.failures])
+    stats = {"stage": "lveval_baselines", "counts": {}, "dropped": {}, "llm": client.stats()}
+    (stage / "stats.json").write_text(json.dumps(stats))
+    shown = CliRunner().invoke(app, ["report", "--data", str(tmp_path / "data")])
+    assert shown.exit_code == 0, shown.output
+    text = " ".join(shown.output.split())
+    assert "4 failed asks in llm_failures.parquet; the commonest:" in text
+    assert "3 × t/pick: call_failed: HTTP N: context too long for badN" in text
