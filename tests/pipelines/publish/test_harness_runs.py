@@ -439,7 +439,9 @@ def test_inspect_judges_summhay_per_insight_and_pools_as_benchsmith(
 LM_EVAL_DOCS = """
 import json, sys
 from lm_eval.tasks import TaskManager, get_task_dict
-manager = TaskManager(include_path=sys.argv[1], metadata={"cutoff": sys.argv[2]})
+manager = TaskManager(
+    include_path=sys.argv[1], metadata={"cutoff": sys.argv[2]}, include_defaults=False
+)
 task = get_task_dict([sys.argv[3]], manager)[sys.argv[3]]
 print(json.dumps([doc["event_id"] for doc in task.test_docs()]))
 """
@@ -457,7 +459,9 @@ def test_both_harnesses_take_a_cutoff_and_keep_only_later_events(
     hub_export: Path, publish_data: Path, tmp_path: Path
 ):
     """lm-eval's ``--metadata`` and Inspect's ``-T`` reach the shipped loader, which keeps the
-    entries created after the cutoff (read here from the stage outputs)."""
+    entries created after the cutoff (read here from the stage outputs). lm-eval's task manager
+    indexes the export's tasks only, not its own thousands (about 10 CPU-seconds): the runs
+    above load the export's tasks beside them, as the ``lm_eval`` command does."""
     entries = pq.read_table(publish_data / "wikigen" / "entries.parquet").to_pylist()
     test = {e["event_id"] for e in entries if e["split"] == "test"}
     days = sorted(e["created_at"].date().isoformat() for e in entries if e["event_id"] in test)
