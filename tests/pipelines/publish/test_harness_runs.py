@@ -341,8 +341,8 @@ def completion_of(sample: dict[str, Any]) -> str:
 def test_inspect_runs_every_generated_task_and_scores_as_benchsmith(
     dataset: str,
     hub_export: Path,
-    inspect_windowed: dict[str, list[dict]],
     lm_eval_runs: dict[str, Path],
+    inspect_windowed: dict[str, list[dict]],
 ) -> None:
     """With the same window as lm-eval's run: rows over it are logged samples neither sent nor
     scored, the task's metadata reports them, and the rest score as benchsmith and lm-eval
