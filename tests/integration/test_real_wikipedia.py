@@ -22,7 +22,7 @@ from builders.wikigen.records import Article
 from builders.wikigen.select import check_content
 from pipelines.errors import ParamsError
 from pipelines.settings import Params
-from pipelines.sources.wiki.dump import iter_pages, read_dump
+from pipelines.sources.wiki.dump import SiteInfo, _Page, iter_pages, read_dump
 from pipelines.sources.wiki.fidelity_stats import count_fidelity
 from pipelines.sources.wiki.multistream import StreamStats, candidate_pages, find_in_index
 from pipelines.sources.wiki.reading import check_language, read_pages
@@ -59,17 +59,50 @@ def enwiki() -> Path:
     return member(GENSIM, DATA + ENWIKI)
 
 
+AT = datetime(2026, 11, 1, tzinfo=UTC)
+"""One read time for reads that are compared."""
+
+
 @pytest.fixture(scope="module")
-def real(enwiki: Path) -> list[tuple[Article, str]]:
-    """Every real article (no redirects) with its source wikitext."""
-    sources = {page.title: page.text for _, page in iter_pages(enwiki)}
-    read = [a for a in read_dump(enwiki, skip_sections=[], creation_dates="api")]
-    articles = [a for a in read if isinstance(a, Article) and not a.is_redirect]
-    return [(a, sources[a.title]) for a in articles]
+def pages(enwiki: Path) -> list[tuple[SiteInfo, _Page]]:
+    """Every ``(siteinfo, page)`` of the real dump, unparsed, in file order."""
+    return list(iter_pages(enwiki))
 
 
-def test_the_dump_is_the_real_one(enwiki: Path) -> None:
-    pages = [page for _, page in iter_pages(enwiki)]
+@pytest.fixture(scope="module")
+def staged(enwiki: Path) -> list[Article | Drop]:
+    """The real dump read at :data:`AT` as the wiki stage reads it (cheap rules first): the
+    module's one parse of its articles, which the fixtures below share."""
+    return list(read_dump(enwiki, skip_sections=[], read_at=AT, cheap_rules_first=True))
+
+
+@pytest.fixture(scope="module")
+def full(
+    enwiki: Path, pages: list[tuple[SiteInfo, _Page]], staged: list[Article | Drop]
+) -> dict[str, Article]:
+    """Every page of the real dump read whole at :data:`AT`, by title: the articles of the
+    staged read, and the pages it dropped unparsed, parsed here alone."""
+    dropped = {d.item_id for d in staged if isinstance(d, Drop)}
+    rest = read_dump(
+        enwiki,
+        skip_sections=[],
+        read_at=AT,
+        pages=[(site, page) for site, page in pages if page.title in dropped],
+    )
+    return {a.title: a for a in [*staged, *rest] if isinstance(a, Article)}
+
+
+@pytest.fixture(scope="module")
+def real(
+    pages: list[tuple[SiteInfo, _Page]], full: dict[str, Article]
+) -> list[tuple[Article, str]]:
+    """Every real article (no redirects) with its source wikitext, in file order."""
+    read = [(full.get(page.title), page.text) for _, page in pages]
+    return [(a, text) for a, text in read if a is not None and not a.is_redirect]
+
+
+def test_the_dump_is_the_real_one(pages: list[tuple[SiteInfo, _Page]]) -> None:
+    pages = [page for _, page in pages]
     assert len(pages) == 206
     assert {"Anarchism", "Albert Einstein", "Alabama", "Abraham Lincoln"} <= {
         p.title for p in pages
@@ -253,16 +286,6 @@ def test_the_bulgarian_dump_with_its_language_and_two_keys_reads_its_external_li
     assert not calendar.fidelity.suspect
 
 
-AT = datetime(2026, 11, 1, tzinfo=UTC)
-"""One read time for reads that are compared."""
-
-
-@pytest.fixture(scope="module")
-def full(enwiki: Path) -> dict[str, Article]:
-    """Every page of the real dump read whole at :data:`AT`, by title."""
-    return {a.title: a for a in read_dump(enwiki, skip_sections=[], read_at=AT)}
-
-
 def test_the_real_dump_repacked_as_multistream_reads_its_candidates_alone(
     enwiki: Path, full: dict[str, Article], tmp_path: Path
 ) -> None:
@@ -284,14 +307,18 @@ def test_the_real_dump_repacked_as_multistream_reads_its_candidates_alone(
 
 
 def test_redirects_and_non_articles_of_the_real_dump_are_dropped_unparsed_as_the_rules_would(
-    enwiki: Path, full: dict[str, Article], params
+    pages: list[tuple[SiteInfo, _Page]],
+    staged: list[Article | Drop],
+    full: dict[str, Article],
+    params,
 ) -> None:
-    read = list(read_dump(enwiki, skip_sections=[], read_at=AT, cheap_rules_first=True))
-    unparsed = [d for d in read if isinstance(d, Drop)]
+    unparsed = [d for d in staged if isinstance(d, Drop)]
     assert len(unparsed) >= 99  # the dump's 99 redirects at least
     for drop in unparsed:
         rejection = check_content(full[drop.item_id], params.wiki)
         assert rejection is not None
         assert (drop.reason, drop.detail) == (rejection.reason, rejection.detail)
-    kept = {a.title for a in read if isinstance(a, Article)}
-    assert kept == set(full) - {d.item_id for d in unparsed}
+    kept = [a.title for a in staged if isinstance(a, Article)]
+    titles = [page.title for _, page in pages]
+    assert len(set(titles)) == len(titles) == len(staged)  # one record a page
+    assert set(kept) == set(titles) - {d.item_id for d in unparsed}

@@ -255,16 +255,22 @@ def test_a_second_lm_eval_run_asks_the_model_nothing_and_converts_no_data(
 
 def run_inspect(
     export: Path,
-    dataset: str,
+    tasks: dict[str, Sequence[str]],
     work: Path,
     server: SmolLMServer,
     options: Sequence[str] = (),
-    tasks: Sequence[str] = (),
-) -> list[dict]:
-    """Run the ``tasks`` (configs; every one by default) of the dataset's inspect/tasks.py (with
-    ``options``, e.g. ``-T k=v``); return the JSON logs."""
+) -> dict[str, list[dict]]:
+    """Run, in one Inspect process from the export's root, the ``tasks`` of each dataset's
+    inspect/tasks.py (configs by dataset; an empty list: every one) with ``options`` (e.g.
+    ``-T k=v``, given to every task); return the JSON logs by dataset. Inspect's start (about
+    10 s) is paid once, and each task must read its own export, not the first one imported."""
     bin_dir = venv_with("inspect", INSPECT_AI)
-    chosen = [f"inspect/tasks.py@{t}" for t in tasks] or ["inspect/tasks.py"]
+    chosen = [
+        spec
+        for dataset, configs in tasks.items()
+        for spec in [f"{dataset}/inspect/tasks.py@{c}" for c in configs]
+        or [f"{dataset}/inspect/tasks.py"]
+    ]
     command = [
         str(bin_dir / "inspect"), "eval", *chosen, "--model",
         f"openai-api/smollm/{server.model}", "--limit", str(LIMIT), "--max-tokens",
@@ -274,12 +280,51 @@ def run_inspect(
     env = {**os.environ, **OFFLINE, "HF_HOME": str(work / "hf")}
     env |= {"SMOLLM_BASE_URL": server.base_url, "SMOLLM_API_KEY": "unused"}
     done = subprocess.run(
-        command, cwd=export / dataset, env=env, capture_output=True, text=True, timeout=1800
+        command, cwd=export, env=env, capture_output=True, text=True, timeout=1800
     )
     assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
     logs = [json.loads(p.read_text("utf-8")) for p in (work / "logs").glob("*.json")]
     assert all(log["status"] == "success" for log in logs), [log.get("error") for log in logs]
-    return logs
+    by_dataset: dict[str, list[dict]] = {dataset: [] for dataset in tasks}
+    for log in logs:  # <dataset>/inspect/tasks.py
+        by_dataset[Path(log["eval"]["task_file"]).parent.parent.name].append(log)
+    return by_dataset
+
+
+WINDOWED = "max_length", "tokenizer"
+"""The ``-T`` options of lm-eval's window, which the judged tasks are run without."""
+
+
+@pytest.fixture(scope="module")
+def inspect_windowed(
+    hub_export: Path, model: SmolLMServer, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, list[dict]]:
+    """Inspect's logs, by dataset, of the tasks lm-eval runs too, with lm-eval's window: one
+    run for both datasets."""
+    window = ("-T", f"max_length={WINDOW}", "-T", f"tokenizer={TOKENIZER}")
+    tasks = {d: lm_eval_configs(hub_export, d) for d in DATASETS}
+    work = tmp_path_factory.mktemp("inspect-windowed")
+    return run_inspect(hub_export, tasks, work, model, window)
+
+
+@pytest.fixture(scope="module")
+def inspect_judged(
+    hub_export: Path, model: SmolLMServer, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, list[dict]]:
+    """Inspect's logs, by dataset, of the tasks that judge with a grader (every SummHay task
+    and wikigenbench's rr_contexts), without a window, SmolLM2 as writer and grader: one run.
+    Judges are capped at :data:`RR_JUDGE_TOKENS` (a Prometheus feedback of about 100
+    characters): SmolLM2 on two CPU cores writes about 15 tokens a second. SummHay's task has
+    no such option: Inspect leaves it out of that task's arguments, with a warning."""
+    judge = ("-T", f"judge_tokens={RR_JUDGE_TOKENS}")
+    tasks = {"summhay": [], "wikigenbench": JUDGED["wikigenbench"]}
+    work = tmp_path_factory.mktemp("inspect-judged")
+    return run_inspect(hub_export, tasks, work, model, judge)
+
+
+def lm_eval_configs(export: Path, dataset: str) -> list[str]:
+    """The configs of the dataset's lm-eval tasks."""
+    return [re.sub(rf"^{dataset}_", "", t) for t in generated_tasks(export, dataset)]
 
 
 def inspect_configs(export: Path, dataset: str) -> list[str]:
@@ -296,19 +341,23 @@ def completion_of(sample: dict[str, Any]) -> str:
 def test_inspect_runs_every_generated_task_and_scores_as_benchsmith(
     dataset: str,
     hub_export: Path,
-    model: SmolLMServer,
     lm_eval_runs: dict[str, Path],
-    tmp_path: Path,
+    inspect_windowed: dict[str, list[dict]],
 ) -> None:
     """With the same window as lm-eval's run: rows over it are logged samples neither sent nor
     scored, the task's metadata reports them, and the rest score as benchsmith and lm-eval
     score them, per length bin too."""
-    window = ("-T", f"max_length={WINDOW}", "-T", f"tokenizer={TOKENIZER}")
-    configs = [re.sub(rf"^{dataset}_", "", t) for t in generated_tasks(hub_export, dataset)]
+    configs = lm_eval_configs(hub_export, dataset)
     # the judged tasks lm-eval cannot run are tested on their own
     assert sorted(set(inspect_configs(hub_export, dataset)) - set(configs)) == JUDGED[dataset]
-    logs = run_inspect(hub_export, dataset, tmp_path, model, window, configs)
+    logs = inspect_windowed[dataset]
+    for log in logs:
+        assert {k: log["eval"]["task_args"].get(k) for k in WINDOWED} == {
+            "max_length": WINDOW,
+            "tokenizer": TOKENIZER,
+        }
     by_config = {log["eval"]["dataset"]["name"]: log for log in logs}
+    assert len(by_config) == len(logs)  # one log a config
     assert sorted(by_config) == sorted(configs)
     for config, log in by_config.items():
         rows = published_rows(hub_export, dataset, config)
@@ -354,9 +403,10 @@ def test_inspect_runs_every_generated_task_and_scores_as_benchsmith(
 
 
 def test_inspect_judges_summhay_per_insight_and_pools_as_benchsmith(
-    hub_export: Path, model: SmolLMServer, tmp_path: Path
+    hub_export: Path, inspect_judged: dict[str, list[dict]]
 ) -> None:
-    (log,) = run_inspect(hub_export, "summhay", tmp_path, model)
+    (log,) = inspect_judged["summhay"]
+    assert not {k: v for k, v in log["eval"]["task_args"].items() if k in WINDOWED and v}
     assert inspect_configs(hub_export, "summhay") == ["subtopics"]
     rows = published_rows(hub_export, "summhay", "subtopics")
     everything = []
@@ -389,7 +439,9 @@ def test_inspect_judges_summhay_per_insight_and_pools_as_benchsmith(
 LM_EVAL_DOCS = """
 import json, sys
 from lm_eval.tasks import TaskManager, get_task_dict
-manager = TaskManager(include_path=sys.argv[1], metadata={"cutoff": sys.argv[2]})
+manager = TaskManager(
+    include_path=sys.argv[1], metadata={"cutoff": sys.argv[2]}, include_defaults=False
+)
 task = get_task_dict([sys.argv[3]], manager)[sys.argv[3]]
 print(json.dumps([doc["event_id"] for doc in task.test_docs()]))
 """
@@ -407,7 +459,9 @@ def test_both_harnesses_take_a_cutoff_and_keep_only_later_events(
     hub_export: Path, publish_data: Path, tmp_path: Path
 ):
     """lm-eval's ``--metadata`` and Inspect's ``-T`` reach the shipped loader, which keeps the
-    entries created after the cutoff (read here from the stage outputs)."""
+    entries created after the cutoff (read here from the stage outputs). lm-eval's task manager
+    indexes the export's tasks only, not its own thousands (about 10 CPU-seconds): the runs
+    above load the export's tasks beside them, as the ``lm_eval`` command does."""
     entries = pq.read_table(publish_data / "wikigen" / "entries.parquet").to_pylist()
     test = {e["event_id"] for e in entries if e["split"] == "test"}
     days = sorted(e["created_at"].date().isoformat() for e in entries if e["event_id"] in test)
@@ -471,16 +525,14 @@ def toolkit_rr_scores(row: dict[str, Any], completion: str, meta: dict[str, Any]
 
 
 def test_inspect_rr_task_writes_from_the_published_context_and_scores_as_the_toolkit(
-    hub_export: Path, model: SmolLMServer, tmp_path: Path
+    hub_export: Path, inspect_judged: dict[str, list[dict]]
 ) -> None:
     """``wikigenbench_rr``, SmolLM2 as writer and grader: each sample's prompt is the row's RR
     prompt, and every score and mean Inspect reports is the toolkit's on the same completion
     and the grader replies its log records (a failed judged score out of its mean)."""
-    # judges capped at 48 tokens (a Prometheus feedback of about 100 characters): SmolLM2 on
-    # two CPU cores writes about 15 tokens a second
-    judge = ("-T", f"judge_tokens={RR_JUDGE_TOKENS}")
-    logs = run_inspect(hub_export, "wikigenbench", tmp_path, model, judge, ["rr_contexts"])
+    logs = inspect_judged["wikigenbench"]
     (log,) = [log for log in logs if log["eval"]["dataset"]["name"] == "rr_contexts"]
+    assert log["eval"]["task_args"].get("judge_tokens") == RR_JUDGE_TOKENS
     rows = published_rows(hub_export, "wikigenbench", "rr_contexts")
     per_metric: dict[str, list[float]] = {m: [] for m in METRICS}
     judged = 0
