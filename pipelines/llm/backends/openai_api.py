@@ -82,10 +82,15 @@ class OpenAIBackend(Backend):
     def _complete(self, request: ChatRequest, response_format: dict | None) -> ChatResponse:
         import openai
 
+        completions = self._client.chat.completions
+        body = chat_body(self.model, request, response_format)
         try:
-            reply = self._client.chat.completions.create(
-                **chat_body(self.model, request, response_format)
-            )
+            if self.on_headers is None:
+                reply = completions.create(**body)
+            else:
+                raw = completions.with_raw_response.create(**body)
+                self.on_headers(raw.headers)
+                reply = raw.parse()
         except openai.APITimeoutError:
             raise TransientError("timeout") from None
         except openai.APIConnectionError as exc:
@@ -100,12 +105,27 @@ class OpenAIBackend(Backend):
                 "and llm.base_url"
             ) from None
         except openai.APIStatusError as exc:
-            status = exc.status_code
+            status, headers = exc.status_code, exc.response.headers
+            if self.on_headers is not None:
+                self.on_headers(headers)
             if status == 429 or status >= 500:
-                wait = retry_after_s(exc.response.headers.get("retry-after"))
-                raise TransientError(f"HTTP {status}", wait) from None
+                wait = _retry_after(headers)
+                raise TransientError(f"HTTP {status}", wait, rate_limited=status == 429) from None
             raise CallFailed(f"HTTP {status}: {_message(exc)}") from None
         return chat_response(reply, request)
+
+
+def _retry_after(headers: Any) -> float | None:
+    """Seconds a refusal asks to wait: ``retry-after-ms`` (a non-standard header some
+    OpenAI-compatible servers send; the openai SDK reads it first) or ``Retry-After``
+    (whole seconds or an HTTP date)."""
+    try:
+        ms = float(headers.get("retry-after-ms") or "nan")
+    except ValueError:
+        ms = float("nan")
+    if ms >= 0:
+        return ms / 1000
+    return retry_after_s(headers.get("retry-after"))
 
 
 def chat_body(
