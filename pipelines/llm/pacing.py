@@ -15,7 +15,12 @@ where starting low would cost 25 successes per step on every server that has roo
 Whoever sends a call waits first for the endpoint's pause: a 429's Retry-After (or the backoff
 the retry policy picks when it has none) holds every new call to the endpoint, not only the
 retry; so does a response saying no request (or no token) is left before its reset
-(:func:`rate_limits` reads OpenAI's and Anthropic's headers).
+(:func:`rate_limits` reads OpenAI's and Anthropic's headers, as their rate-limit guides name
+them: platform.openai.com/docs/guides/rate-limits, docs.anthropic.com/en/api/rate-limits).
+Curator's ``openai_online_request_processor.py`` (bespokelabsai/curator at commit
+8f26600e0a6b41f5fc1098ac2d4f22fe0ec95b97) reads only ``x-ratelimit-limit-requests`` and
+``-tokens``, once, from a probe request, to size its per-minute budgets; here every answer's
+remaining counts and resets are read, and no probe is sent.
 
 One :class:`Pacer` serves every client of the process that talks to the same endpoint and
 model (:class:`Pacers`), so a judge and a generator on one server keep separate pools, and two
