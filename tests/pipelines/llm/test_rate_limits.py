@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from pydantic import BaseModel
 
+from pipelines.display import print_report
 from pipelines.llm import Ask, LLMClient, PromptLibrary, ResponseCache
 from pipelines.llm.backends.openai_api import OpenAIBackend
 from pipelines.llm.pacing import Pacers
@@ -65,7 +68,9 @@ def test_adaptive_client_finishes_with_fewer_429s_than_a_fixed_pool_at_the_ceili
     assert [n for _, n in adaptive_block["series"]][-1] == adaptive_block["final"]
 
 
-def test_a_retry_after_holds_the_next_ask_too(tmp_path: Path, prompts: PromptLibrary) -> None:
+def test_a_retry_after_holds_the_next_ask_too(
+    tmp_path: Path, prompts: PromptLibrary, capsys: pytest.CaptureFixture[str]
+) -> None:
     def reply(body: dict, n: int):
         return (
             (429, {"Retry-After": "7"}, '{"error": {"message": "slow down"}}') if n == 1 else GOOD
@@ -80,6 +85,13 @@ def test_a_retry_after_holds_the_next_ask_too(tmp_path: Path, prompts: PromptLib
     assert client.waits[0] == 7.0 and 6.0 < client.waits[1] <= 7.0
     block = client.stats()["concurrency"]
     assert block["rate_limited"] == 1 and block["final"] == 1 and block["min"] == 1
+    # the stage's summary shows them
+    (tmp_path / "data" / "summhay").mkdir(parents=True)
+    stats = {"stage": "summhay", "counts": {}, "llm": client.stats()}
+    (tmp_path / "data" / "summhay" / "stats.json").write_text(json.dumps(stats))
+    assert print_report(tmp_path / "data")
+    shown = capsys.readouterr().out
+    assert "rate limited (HTTP 429)" in shown and "1 (1-2 of 2)" in shown
 
 
 def test_a_response_with_no_request_left_pauses_new_calls(
