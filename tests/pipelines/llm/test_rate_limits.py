@@ -51,7 +51,7 @@ def test_adaptive_client_finishes_with_fewer_429s_than_a_fixed_pool_at_the_ceili
         with rate_limited_server(GOOD, rate=40, latency_s=0.1) as (url, bucket, seen):
             client = real_client(
                 url, tmp_path / str(adaptive), prompts,
-                concurrency=16, retries=30, adaptive_concurrency=adaptive,
+                concurrency=16, retries=100, adaptive_concurrency=adaptive,
             )  # fmt: skip
             outcomes = list(client.ask_many(asks(100)))
         assert all(o.ok for o in outcomes)
