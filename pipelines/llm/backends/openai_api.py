@@ -120,12 +120,10 @@ def _retry_after(headers: Any) -> float | None:
     OpenAI-compatible servers send; the openai SDK reads it first) or ``Retry-After``
     (whole seconds or an HTTP date)."""
     try:
-        ms = float(headers.get("retry-after-ms") or "nan")
+        ms = float(headers.get("retry-after-ms", ""))
     except ValueError:
-        ms = float("nan")
-    if ms >= 0:
-        return ms / 1000
-    return retry_after_s(headers.get("retry-after"))
+        return retry_after_s(headers.get("retry-after"))
+    return ms / 1000 if ms >= 0 else retry_after_s(headers.get("retry-after"))
 
 
 def chat_body(

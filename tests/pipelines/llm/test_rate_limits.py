@@ -94,6 +94,14 @@ def test_a_retry_after_holds_the_next_ask_too(
     assert "rate limited (HTTP 429)" in shown and "1 (1-2 of 2)" in shown
 
 
+def test_retry_after_ms_is_read_before_retry_after(tmp_path: Path, prompts: PromptLibrary) -> None:
+    refusal = (429, {"Retry-After": "1", "retry-after-ms": "250"}, '{"error": {}}')
+    with openai_server(lambda body, n: refusal if n == 1 else GOOD) as (url, _):
+        client = client_for(url, tmp_path, prompts)
+        assert client.ask(asks(1)[0]).ok
+    assert client.waits == [0.25]
+
+
 def test_a_response_with_no_request_left_pauses_new_calls(
     tmp_path: Path, prompts: PromptLibrary
 ) -> None:
