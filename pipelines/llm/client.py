@@ -229,8 +229,9 @@ class LLMClient:
                     with self._count_lock:
                         self.rate_limited += 1
                 if pacer is not None and slot is not None:
-                    if exc.rate_limited:  # cut the limit, hold every new call for this wait
-                        slept = pacer.throttled(slot, wait)
+                    if exc.rate_limited:  # cut the limit; hold every new call for Retry-After
+                        asked = wait if exc.retry_after_s is not None else None
+                        slept = pacer.throttled(slot, asked)
                     else:
                         pacer.failed(slot)
                 if policy.exhausted(attempt):

@@ -12,9 +12,10 @@ The limit starts at the ceiling, which is what a fixed pool ran at: a server tha
 sees no difference, and one that does is answered within a few 429s (32 → 24 → 18 → 13 → 9 …),
 where starting low would cost 25 successes per step on every server that has room.
 
-Whoever sends a call waits first for the endpoint's pause: a 429's Retry-After (or the backoff
-the retry policy picks when it has none) holds every new call to the endpoint, not only the
-retry; so does a response saying no request (or no token) is left before its reset
+Whoever sends a call waits first for the endpoint's pause: a 429's Retry-After holds every new
+call to the endpoint, not only the retry (a 429 without one holds only its own retry, for the
+retry policy's backoff, which doubles with each attempt: too long to stop everyone); so does a
+response saying no request (or no token) is left before its reset
 (:func:`rate_limits` reads OpenAI's and Anthropic's headers, as their rate-limit guides name
 them: platform.openai.com/docs/guides/rate-limits, docs.anthropic.com/en/api/rate-limits).
 Curator's ``openai_online_request_processor.py`` (bespokelabsai/curator at commit

@@ -94,6 +94,17 @@ def test_a_retry_after_holds_the_next_ask_too(
     assert "rate limited (HTTP 429)" in shown and "1 (1-2 of 2)" in shown
 
 
+def test_a_429_without_retry_after_cuts_the_limit_but_holds_only_its_retry(
+    tmp_path: Path, prompts: PromptLibrary
+) -> None:
+    refusal = (429, {}, '{"error": {"message": "slow down"}}')
+    with openai_server(lambda body, n: refusal if n == 1 else GOOD) as (url, seen):
+        client = client_for(url, tmp_path, prompts, backoff_s=5.0)
+        assert all(client.ask(a).ok for a in asks(2)) and seen.count == 3
+    assert len(client.waits) == 1 and 2.5 <= client.waits[0] < 5.0  # its own backoff only
+    assert client.stats()["concurrency"]["final"] == 3
+
+
 def test_retry_after_ms_is_read_before_retry_after(tmp_path: Path, prompts: PromptLibrary) -> None:
     refusal = (429, {"Retry-After": "1", "retry-after-ms": "250"}, '{"error": {}}')
     with openai_server(lambda body, n: refusal if n == 1 else GOOD) as (url, _):
