@@ -12,11 +12,20 @@ stand-in, running in its own process, and reports this process's CPU time per re
 bodies, the JSONL file, polling, parsing the output, cache writes, the rounds and the final pass)
 against the sync path's on the same stand-in.
 
+The rate-limit part sends cold questions to a server that enforces a token bucket (N requests
+per second, one second's worth of burst; above it 429 with Retry-After) through a fixed pool at
+the ceiling and through adaptive concurrency, and reports throughput as a share of what the
+server allows in that time (burst + N x seconds) and the 429s, for three kinds of server: 429
+with ``retry-after-ms``, with whole-second ``Retry-After`` only, and with OpenAI's
+``x-ratelimit-*`` headers on every answer. It also times ``with_raw_response`` (how the adaptive
+client reads headers) against a plain ``create``.
+
 The constrained part loads SmolLM2-135M-Instruct in this process (the test server's engine) and
 times greedy generation with and without the llguidance mask of a JSON schema. Run:
 
     python bench/llm.py --asks 200 --levels 1 2 4 8 16 32 --batch-asks 2000
     python bench/llm.py --constrained-only --constrained-tokens 256
+    python bench/llm.py --rate-limit-only --rate 50 --rate-asks 600 --ceiling 32
 """
 
 from __future__ import annotations
@@ -40,7 +49,9 @@ from pydantic import BaseModel
 
 from pipelines.llm import Ask, LLMClient, LLMSettings, PromptLibrary, ResponseCache
 from pipelines.llm.backends.openai_api import OpenAIBackend
+from pipelines.llm.pacing import Pacers
 from tests.support.openai_server import openai_server
+from tests.support.rate_limited_server import rate_limited_server
 
 PROMPT = (
     "[system]\nAnswer with JSON.\n[user]\n"
@@ -53,14 +64,15 @@ class Facts(BaseModel):
     facts: list[str]
 
 
-def ours(url: str, root: Path, level: int, asks: int) -> tuple[float, float]:
-    """Asks/s through our client on a cold cache, then on the warm cache."""
+def ours(url: str, root: Path, level: int, asks: int, run: int = 0) -> tuple[float, float]:
+    """Asks/s through our client (adaptive concurrency on, the default) on a cold cache, then
+    on the warm cache."""
     settings = LLMSettings(
         backend="openai",
         base_url=url,
         model="bench",
         concurrency=level,
-        cache=root / f"c{level}.sqlite",
+        cache=root / f"c{level}-{run}.sqlite",
     )
     prompts = PromptLibrary(root / "prompts")
     questions = [Ask("bench", {"i": i, "level": level}, Facts) for i in range(asks)]
@@ -97,6 +109,91 @@ def bare(url: str, level: int, asks: int) -> float:
         results = list(pool.map(call, range(asks)))
     assert all(results)
     return asks / (time.perf_counter() - start)
+
+
+# --- adaptive concurrency against a rate-limited server -------------------------------------
+
+SERVERS = {
+    "429 + retry-after-ms": {"precise": True, "headers": False},
+    "429 + whole-second Retry-After": {"precise": False, "headers": False},
+    "429 + retry-after-ms + x-ratelimit headers": {"precise": True, "headers": True},
+}
+
+
+def rate_limited(root: Path, rate: float, asks: int, ceiling: int, latency: float) -> None:
+    """Fixed pool at ``ceiling`` against adaptive concurrency, on fresh token-bucket servers."""
+    print(
+        f"\nrate limit: a token bucket of {rate:.0f} requests/s (burst {rate:.0f}), "
+        f"{latency * 1000:.0f} ms a call (about {rate * latency:.0f} calls in flight fit), "
+        f"{asks} cold asks, ceiling {ceiling}; {os.cpu_count()} cores"
+    )
+    print("| server | concurrency | asks/s | share of the limit | 429s | limit final (min-max) |")
+    print("|---|---|---:|---:|---:|---|")
+    for name, kind in SERVERS.items():
+        for adaptive in (False, True):
+            with rate_limited_server(ANSWER, rate, latency_s=latency, **kind) as (url, bucket, _):
+                settings = LLMSettings(
+                    backend="openai",
+                    base_url=url,
+                    model="bench",
+                    concurrency=ceiling,
+                    retries=100,
+                    adaptive_concurrency=adaptive,
+                    cache=root / f"rate-{name}-{adaptive}.sqlite",
+                )
+                client = LLMClient(
+                    settings,
+                    OpenAIBackend(settings),
+                    cache=ResponseCache(settings.cache),
+                    prompts=PromptLibrary(root / "prompts"),
+                    pacers=Pacers(),
+                )
+                questions = [Ask("bench", {"i": i, "level": -1}, Facts) for i in range(asks)]
+                start = time.perf_counter()
+                outcomes = list(client.ask_many(questions))
+                wall = time.perf_counter() - start
+            assert all(o.ok for o in outcomes) and bucket.served == asks
+            block = client.stats()["concurrency"]
+            assert block["rate_limited"] == bucket.refused
+            share = asks / (bucket.burst + rate * wall)
+            pool = f"adaptive (≤ {ceiling})" if adaptive else f"fixed {ceiling}"
+            limit = f"{block['final']} ({block['min']}-{block['max']})" if adaptive else "-"
+            print(
+                f"| {name} | {pool} | {asks / wall:.1f} | {share:.2f} | {bucket.refused:,} "
+                f"| {limit} |"
+            )
+
+
+def raw_response_cost(url: str, calls: int = 400, repeats: int = 3) -> None:
+    """CPU per call of ``create`` against ``with_raw_response.create`` + headers + ``parse``
+    (one thread, no latency; best of ``repeats``)."""
+    client = openai.OpenAI(base_url=url, api_key="unset", max_retries=0)
+    body = {"model": "bench", "messages": [{"role": "user", "content": "facts"}]}
+    completions = client.chat.completions
+
+    def plain() -> Any:
+        return completions.create(**body)
+
+    def raw() -> Any:
+        reply = completions.with_raw_response.create(**body)
+        dict(reply.headers)
+        return reply.parse()
+
+    best: dict[str, float] = {}
+    for _ in range(repeats):
+        for name, call in (("create", plain), ("with_raw_response", raw)):
+            cpu = time.process_time()
+            for _ in range(calls):
+                assert call().choices[0].message.content
+            spent = (time.process_time() - cpu) / calls
+            best[name] = min(best.get(name, spent), spent)
+    extra = best["with_raw_response"] - best["create"]
+    print(
+        f"\nreading headers: CPU per call (client and in-process server), {calls} calls, "
+        f"best of {repeats}: create {1e6 * best['create']:,.0f} µs, with_raw_response "
+        f"{1e6 * best['with_raw_response']:,.0f} µs ({1e6 * extra:+,.0f} µs, "
+        f"{extra / best['create']:+.1%})"
+    )
 
 
 # --- llm.mode: batch: the client-side cost of a request sent through the Batch API -----------
@@ -294,12 +391,17 @@ def main() -> None:
     parser.add_argument("--asks", type=int, default=200)
     parser.add_argument("--latency", type=float, default=0.2)
     parser.add_argument("--levels", type=int, nargs="+", default=[1, 2, 4, 8, 16, 32])
+    parser.add_argument("--repeats", type=int, default=1, help="best of this many runs each")
     parser.add_argument("--batch-asks", type=int, default=2000, help="0: skip the batch part")
     parser.add_argument("--batch-only", action="store_true", help="only the batch part")
     parser.add_argument(
         "--constrained-tokens", type=int, default=0, help="constrained decoding part; 0: skip"
     )
     parser.add_argument("--constrained-only", action="store_true", help="only that part")
+    parser.add_argument("--rate", type=float, default=50.0, help="rate limit, requests/s")
+    parser.add_argument("--rate-asks", type=int, default=600, help="0: skip the rate-limit part")
+    parser.add_argument("--ceiling", type=int, default=32, help="llm.concurrency there")
+    parser.add_argument("--rate-limit-only", action="store_true", help="only that part")
     args = parser.parse_args()
     if args.constrained_tokens:
         constrained_overhead(args.constrained_tokens)
@@ -317,10 +419,14 @@ def main() -> None:
         (root / "prompts").mkdir()
         (root / "prompts" / "bench.j2").write_text(PROMPT)
         (root / "prompts" / "reask.j2").write_text("[user]\n{{ error }}\n")
+        if args.rate_asks:
+            rate_limited(root, args.rate, args.rate_asks, args.ceiling, args.latency)
+            if args.rate_limit_only:
+                return
         print(
             f"machine: {platform.machine()}, {os.cpu_count()} cores, "
             f"python {platform.python_version()}; {args.asks} asks per level, "
-            f"{args.latency * 1000:.0f} ms latency per call"
+            f"{args.latency * 1000:.0f} ms latency per call, best of {args.repeats}"
         )
         print(
             "| concurrency | ours asks/s | bare SDK calls/s | ours / bare "
@@ -328,12 +434,17 @@ def main() -> None:
         )
         print("|---:|---:|---:|---:|---:|---:|")
         for level in args.levels:
-            cold, warm = ours(url, root, level, args.asks)
-            reference = bare(url, level, args.asks)
+            cold = warm = reference = 0.0
+            for run in range(args.repeats):  # best of each, taken in turn
+                cold_run, warm_run = ours(url, root, level, args.asks, run)
+                cold, warm = max(cold, cold_run), max(warm, warm_run)
+                reference = max(reference, bare(url, level, args.asks))
             print(
                 f"| {level} | {cold:,.1f} | {reference:,.1f} | {cold / reference:.2f} | "
                 f"{warm:,.0f} | {1000 / warm:.2f} |"
             )
+    with openai_server(lambda body, n: ANSWER) as (url, _):
+        raw_response_cost(url)
 
 
 if __name__ == "__main__":

@@ -92,6 +92,11 @@ def print_report(data: Path) -> bool:
                 "  tokens in / out", f"{llm['prompt_tokens']} / {llm['completion_tokens']}"
             )
             table.add_row("  estimated cost (USD)", f"{llm['estimated_cost_usd']:.4f}")
+            if pace := llm.get("concurrency"):
+                table.add_row("  rate limited (HTTP 429)", str(pace["rate_limited"]))
+                if pace.get("adaptive"):
+                    span = f"{pace['final']} ({pace['min']}-{pace['max']} of {pace['ceiling']})"
+                    table.add_row("  calls in flight: final (min-max of ceiling)", span)
         out.print(table)
         if llm:
             out.print(f"llm answers: {answers_line(llm)}")

@@ -7,6 +7,7 @@ import email.utils
 import random
 import time
 from dataclasses import dataclass
+from typing import Any
 
 
 def retry_after_s(value: str | None, now: float | None = None) -> float | None:
@@ -21,6 +22,17 @@ def retry_after_s(value: str | None, now: float | None = None) -> float | None:
     except (TypeError, ValueError):
         return None
     return max(0.0, when.timestamp() - (now if now is not None else time.time()))
+
+
+def refusal_wait_s(headers: Any) -> float | None:
+    """Seconds a refusal's headers ask to wait: ``retry-after-ms`` (a non-standard header some
+    OpenAI-compatible servers send; the openai SDK reads it first) or ``Retry-After`` (whole
+    seconds or an HTTP date)."""
+    try:
+        ms = float(headers.get("retry-after-ms", ""))
+    except ValueError:
+        return retry_after_s(headers.get("retry-after"))
+    return ms / 1000 if ms >= 0 else retry_after_s(headers.get("retry-after"))
 
 
 def backoff_s(base_s: float, attempt: int, rng: random.Random | None = None) -> float:

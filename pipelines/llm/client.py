@@ -9,6 +9,7 @@ a stage; only fatal setups (refused key, unknown model, missing prompt) raise.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -25,6 +26,7 @@ from pipelines.llm.batch import applies, ask_in_batches
 from pipelines.llm.budget import Budget
 from pipelines.llm.cache import ResponseCache
 from pipelines.llm.dry_run import active, dry_run_parts
+from pipelines.llm.pacing import PACERS, Pacer, Pacers, summary
 from pipelines.llm.prompts import PromptLibrary
 from pipelines.llm.records import ChatRequest, ChatResponse, Message
 from pipelines.llm.settings import LLMSettings
@@ -93,6 +95,7 @@ class LLMClient:
         cache: ResponseCache | None = None,
         prompts: PromptLibrary | None = None,
         sleep: Callable[[float], None] = time.sleep,
+        pacers: Pacers = PACERS,
     ):
         self.settings = settings
         self.backend = backend
@@ -109,6 +112,18 @@ class LLMClient:
         """``llm.max_cost_usd`` checked before every call to a paid (cacheable) backend."""
         if settings.max_cost_usd is not None and backend.cacheable:
             self.budget = Budget(settings, cache, backend.name, backend.model)
+        self.endpoint: str | None = getattr(backend, "base_url", None)
+        """The server this backend calls (none for the offline ones)."""
+        self.pacer: Pacer | None = None
+        """The AIMD limit shared by every client of the process calling this endpoint and
+        model (``llm.adaptive_concurrency``); ``None``: a fixed pool."""
+        if settings.adaptive_concurrency and self.endpoint:
+            self.pacer = pacers.get(self.endpoint, backend.model, settings.concurrency)
+            self._pace_mark = self.pacer.mark()
+            backend.on_headers = self.pacer.read_headers
+        self.rate_limited = 0
+        """429s this client received."""
+        self._count_lock = threading.Lock()
 
     @classmethod
     def from_settings(
@@ -204,12 +219,25 @@ class LLMClient:
         """The backend's answer, retrying transient failures; every call is counted."""
         s = self.settings
         policy = RetryPolicy(s.retries, s.backoff_s, s.max_retry_after_s)
+        pacer, slept = self.pacer, -1
         for attempt in range(s.retries + 1):
+            # adaptive: wait for the endpoint's pause (a 429's Retry-After) and a free place
+            slot = pacer.acquire(self._sleep, slept) if pacer is not None else None
+            slept = -1
             try:
                 response = self.backend.complete(request)
             except TransientError as exc:
                 self.usage.add(request.prompt, calls=1)
                 wait = policy.wait_s(attempt, exc.retry_after_s)
+                if exc.rate_limited:
+                    with self._count_lock:
+                        self.rate_limited += 1
+                if pacer is not None and slot is not None:
+                    if exc.rate_limited:  # cut the limit; hold every new call for Retry-After
+                        asked = wait if exc.retry_after_s is not None else None
+                        slept = pacer.throttled(slot, asked)
+                    else:
+                        pacer.failed(slot)
                 if policy.exhausted(attempt):
                     raise CallFailed(f"{exc.reason} after {attempt + 1} attempts") from None
                 if wait is None:
@@ -220,9 +248,14 @@ class LLMClient:
                 log.debug("%s: %s, retrying in %.1f s", request.prompt, exc.reason, wait)
                 self._sleep(wait)
                 continue
-            except CallFailed:
-                self.usage.add(request.prompt, calls=1)
+            except BaseException as exc:
+                if pacer is not None and slot is not None:
+                    pacer.failed(slot)
+                if isinstance(exc, CallFailed):
+                    self.usage.add(request.prompt, calls=1)
                 raise
+            if pacer is not None and slot is not None:
+                pacer.succeeded(slot)
             self.usage.add(
                 request.prompt,
                 calls=1,
@@ -349,6 +382,14 @@ class LLMClient:
         block["response_format"] = s.response_format
         if self.backend.fallback:
             block["response_format_fallback"] = self.backend.fallback
+        if self.pacer is not None:
+            block["concurrency"] = summary(
+                self.pacer, self._pace_mark, s.concurrency, self.rate_limited
+            )
+        elif self.endpoint:
+            block["concurrency"] = {
+                "adaptive": False, "ceiling": s.concurrency, "rate_limited": self.rate_limited
+            }  # fmt: skip
         if s.mode == "batch":
             block["mode"] = s.mode
             block["batches"] = {state: list(ids) for state, ids in self.batches.items()}

@@ -80,7 +80,25 @@ class LLMSettings(Strict):
             "checked in every case: a schema guarantees shape, not content."
         ),
     )
-    concurrency: StrictInt = Field(4, gt=0, description="Calls in flight at once.")
+    concurrency: StrictInt = Field(
+        4,
+        gt=0,
+        description=(
+            "Calls in flight at once: the ceiling of the adaptive limit, or the fixed pool's "
+            "size with adaptive_concurrency off."
+        ),
+    )
+    adaptive_concurrency: bool = Field(
+        True,
+        description=(
+            "Pace calls to each server and model (shared by every client of the process): "
+            "start at concurrency, multiply the limit by 0.75 on a 429 (never below 1), add 1 "
+            "after 25 successes in a row, hold every new call for a 429's Retry-After and "
+            "while the rate-limit headers say nothing is left. false: a fixed pool of "
+            "concurrency calls, each retry waiting alone (the openai backend in sync mode; "
+            "the template backend is never paced)."
+        ),
+    )
     retries: StrictInt = Field(4, ge=0, description="Retries on 429, 5xx, timeouts, lost links.")
     backoff_s: float = Field(1.0, ge=0, description="First backoff; doubles, with jitter.")
     max_retry_after_s: float = Field(120.0, ge=0, description="Longest Retry-After honoured.")

@@ -3,7 +3,9 @@
 ``reply(body, n)`` decides each answer from the request body and the request's number (1-based):
 return a string (the completion text, sent as a proper chat.completion object), a
 :class:`Finished` (the text with another ``finish_reason``, such as ``length``) or a
-``(status, headers, body)`` triple for errors. ``latency_s`` delays every answer.
+``(status, headers, body)`` triple for errors. ``latency_s`` delays every answer. A ``gate``
+sees each request as it arrives, before the latency: it returns a triple to refuse the request
+at once (a rate limit's 429) or headers to send with the answer.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Any
 from pipelines.snapshot.site_server import in_thread
 
 Reply = Callable[[dict[str, Any], int], "str | Finished | tuple[int, dict[str, str], str]"]
+Gate = Callable[[dict[str, Any]], "dict[str, str] | tuple[int, dict[str, str], str]"]
 
 
 @dataclass(frozen=True)
@@ -72,7 +75,9 @@ class _Server(ThreadingHTTPServer):
 
 
 @contextmanager
-def openai_server(reply: Reply, latency_s: float = 0.0) -> Iterator[tuple[str, ServerLog]]:
+def openai_server(
+    reply: Reply, latency_s: float = 0.0, gate: Gate | None = None
+) -> Iterator[tuple[str, ServerLog]]:
     """Serve ``/v1/chat/completions``; yield the base URL (ending in /v1) and the request log."""
     seen = ServerLog()
 
@@ -101,14 +106,17 @@ def openai_server(reply: Reply, latency_s: float = 0.0) -> Iterator[tuple[str, S
                 n = seen.count
             if self.path != "/v1/chat/completions":
                 return self._send(404, json.dumps({"error": {"message": "no such path"}}), {})
+            extra = gate(body) if gate is not None else {}
+            if isinstance(extra, tuple):
+                return self._send(extra[0], extra[2], extra[1])
             if latency_s:
                 time.sleep(latency_s)
             answer = reply(body, n)
             if isinstance(answer, str):
-                return self._send(200, json.dumps(completion(answer, body)), {})
+                return self._send(200, json.dumps(completion(answer, body)), extra)
             if isinstance(answer, Finished):
                 done = completion(answer.text, body, answer.finish_reason)
-                return self._send(200, json.dumps(done), {})
+                return self._send(200, json.dumps(done), extra)
             status, headers, payload = answer
             self._send(status, payload, headers)
 

@@ -36,7 +36,7 @@ from pipelines.errors import LLMError
 from pipelines.llm.backends.base import Backend, CallFailed, TransientError, estimate_tokens
 from pipelines.llm.records import ChatRequest, ChatResponse
 from pipelines.llm.settings import LLMSettings
-from pipelines.retry import retry_after_s
+from pipelines.retry import refusal_wait_s
 from pipelines.secrets import redact, register_env
 
 log = logging.getLogger(__name__)
@@ -141,7 +141,12 @@ class AnthropicBackend(Backend):
         temperature = body.pop("temperature")  # no keyword of the SDK's: an extra field
         extra = None if self.dropped else {"temperature": temperature}
         try:
-            reply = self._client.messages.create(**body, extra_body=extra)
+            if self.on_headers is None:
+                reply = self._client.messages.create(**body, extra_body=extra)
+            else:  # paced: every answer's rate-limit headers go to the pacer
+                raw = self._client.messages.with_raw_response.create(**body, extra_body=extra)
+                self.on_headers(raw.headers)
+                reply = raw.parse()
         except anthropic.APITimeoutError:
             raise TransientError("timeout") from None
         except anthropic.APIConnectionError as exc:
@@ -156,10 +161,12 @@ class AnthropicBackend(Backend):
                 "and llm.base_url"
             ) from None
         except anthropic.APIStatusError as exc:
-            status = exc.status_code
+            status, headers = exc.status_code, exc.response.headers
+            if self.on_headers is not None:
+                self.on_headers(headers)
             if status == 429 or status >= 500:  # 529: overloaded
-                wait = retry_after_s(exc.response.headers.get("retry-after"))
-                raise TransientError(f"HTTP {status}", wait) from None
+                wait = refusal_wait_s(headers)
+                raise TransientError(f"HTTP {status}", wait, rate_limited=status == 429) from None
             raise CallFailed(f"HTTP {status}: {error_message(exc)}") from None
         return message_response(reply, request)
 

@@ -7,18 +7,23 @@ so no reason a backend gives reaches a record, a log line or the stats unredacte
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping
 
 from pipelines.llm.records import ChatRequest, ChatResponse
 from pipelines.secrets import redact
 
 
 class TransientError(Exception):
-    """Worth retrying: 429, 5xx, a timeout or a lost connection. ``retry_after_s`` if told."""
+    """Worth retrying: 429, 5xx, a timeout or a lost connection. ``retry_after_s`` if told;
+    ``rate_limited`` for a 429 (the server's rate limit, which the pacer answers)."""
 
-    def __init__(self, reason: str, retry_after_s: float | None = None):
+    def __init__(
+        self, reason: str, retry_after_s: float | None = None, *, rate_limited: bool = False
+    ):
         self.reason = redact(reason)
         super().__init__(self.reason)
         self.retry_after_s = retry_after_s
+        self.rate_limited = rate_limited
 
 
 class CallFailed(Exception):
@@ -38,6 +43,9 @@ class Backend(ABC):
     """Whether answers go to the response cache (not for free, deterministic backends)."""
     fallback: str = ""
     """Set when the server refused a response format and another was used: what and why."""
+    on_headers: Callable[[Mapping[str, str]], None] | None = None
+    """Set by a client that paces its calls: a backend that can read response headers passes
+    every response's (an error's too) here, for their rate-limit headers."""
 
     @abstractmethod
     def complete(self, request: ChatRequest) -> ChatResponse:

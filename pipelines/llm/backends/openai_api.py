@@ -17,7 +17,7 @@ from pipelines.llm.backends.base import Backend, CallFailed, TransientError, est
 from pipelines.llm.records import ChatRequest, ChatResponse
 from pipelines.llm.settings import LLMSettings
 from pipelines.llm.structured import is_strict
-from pipelines.retry import retry_after_s
+from pipelines.retry import refusal_wait_s
 from pipelines.secrets import redact, register_env
 
 log = logging.getLogger(__name__)
@@ -82,10 +82,15 @@ class OpenAIBackend(Backend):
     def _complete(self, request: ChatRequest, response_format: dict | None) -> ChatResponse:
         import openai
 
+        completions = self._client.chat.completions
+        body = chat_body(self.model, request, response_format)
         try:
-            reply = self._client.chat.completions.create(
-                **chat_body(self.model, request, response_format)
-            )
+            if self.on_headers is None:
+                reply = completions.create(**body)
+            else:
+                raw = completions.with_raw_response.create(**body)
+                self.on_headers(raw.headers)
+                reply = raw.parse()
         except openai.APITimeoutError:
             raise TransientError("timeout") from None
         except openai.APIConnectionError as exc:
@@ -100,10 +105,12 @@ class OpenAIBackend(Backend):
                 "and llm.base_url"
             ) from None
         except openai.APIStatusError as exc:
-            status = exc.status_code
+            status, headers = exc.status_code, exc.response.headers
+            if self.on_headers is not None:
+                self.on_headers(headers)
             if status == 429 or status >= 500:
-                wait = retry_after_s(exc.response.headers.get("retry-after"))
-                raise TransientError(f"HTTP {status}", wait) from None
+                wait = refusal_wait_s(headers)
+                raise TransientError(f"HTTP {status}", wait, rate_limited=status == 429) from None
             raise CallFailed(f"HTTP {status}: {_message(exc)}") from None
         return chat_response(reply, request)
 

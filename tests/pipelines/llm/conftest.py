@@ -10,6 +10,7 @@ import pytest
 
 from pipelines.llm import LLMClient, LLMSettings, PromptLibrary, ResponseCache
 from pipelines.llm.backends.openai_api import OpenAIBackend
+from pipelines.llm.pacing import Pacers
 from pipelines.llm.prompts import PROMPTS
 
 PICK = """[system]
@@ -52,7 +53,8 @@ def settings_for(base_url: str, tmp_path: Path, **overrides: object) -> LLMSetti
 
 def client_for(url: str, tmp_path: Path, prompts: PromptLibrary, **overrides: Any) -> LLMClient:
     """A client of :func:`settings_for`'s settings whose backoff waits are recorded in
-    ``client.waits``, not slept."""
+    ``client.waits``, not slept, and whose pacer is its own (a later server may reuse the
+    port, hence the endpoint, of an earlier one)."""
     settings = settings_for(url, tmp_path, **overrides)
     waits: list[float] = []
     client = LLMClient(
@@ -61,6 +63,7 @@ def client_for(url: str, tmp_path: Path, prompts: PromptLibrary, **overrides: An
         cache=ResponseCache(settings.cache),
         prompts=prompts,
         sleep=waits.append,
+        pacers=Pacers(),
     )
     client.waits = waits  # type: ignore[attr-defined]
     return client

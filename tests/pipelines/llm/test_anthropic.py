@@ -13,6 +13,7 @@ from pydantic import BaseModel, ValidationError
 from pipelines.errors import LLMError
 from pipelines.llm import Ask, CallFailed, LLMClient, LLMSettings, PromptLibrary, ResponseCache
 from pipelines.llm.backends.anthropic_api import AnthropicBackend, server_root
+from pipelines.llm.pacing import Pacers
 from tests.pipelines.llm.conftest import settings_for
 from tests.support.anthropic_server import anthropic_server, sent_key
 from tests.support.canary import ARBITRARY, SK, key_variable, leaks, redacting_logs
@@ -55,6 +56,7 @@ def anthropic_client(
         cache=ResponseCache(settings.cache),
         prompts=prompts,
         sleep=waits.append,
+        pacers=Pacers(),  # the test's own limits: a later server may reuse a port
     )
     client.waits = waits  # type: ignore[attr-defined]
     return client
@@ -150,6 +152,10 @@ def test_busy_and_overloaded_answers_are_retried_after_the_wait_asked(
     assert outcome.ok and len(seen.chat_bodies) == 2
     assert client.waits == [3.0]
     assert client.stats()["retries"] == 1
+    # paced as the openai backend is: a 429 (only) cuts the endpoint's limit of 4 to 3
+    paced = client.stats()["concurrency"]
+    assert paced["adaptive"] and paced["ceiling"] == 4
+    assert (paced["rate_limited"], paced["min"]) == ((1, 3) if status == 429 else (0, 4))
 
 
 def test_refused_keys_unknown_models_and_bad_requests_map_like_the_openai_backend(

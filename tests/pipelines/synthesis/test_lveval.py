@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -87,8 +88,14 @@ def test_model_written_items_are_checked_reasked_and_cached(
         llm = _scripted(params, url, tmp_path)
         stats = run_lveval(settings, entries=snapshot_entries, out=tmp_path / "a", llm=llm)
         calls = log.count
+        with sqlite3.connect(llm.cache) as db:
+            (rejected,) = db.execute(
+                "SELECT COUNT(*) FROM responses WHERE rejected IS NOT NULL"
+            ).fetchone()
+        assert rejected > 0  # the confusing facts that stated the true answer
         again = run_lveval(settings, entries=snapshot_entries, out=tmp_path / "b", llm=llm)
-        assert log.count == calls  # every answer came from the cache
+        # every answer came from the cache but the rejected ones, which are asked again
+        assert log.count - calls == rejected
     summary = json.loads((tmp_path / "a" / "stats.json").read_text())["llm"]
     facts = summary["by_prompt"]["lveval/confusing_fact"]
     assert facts["reasks"] >= stats.counts["qa_items"] > 0
