@@ -375,8 +375,9 @@ class LLMClient:
         block = self.usage.to_dict(
             backend=self.backend.name,
             model=self.backend.model,
-            input_cost_per_mtok=s.input_cost_per_mtok,
-            output_cost_per_mtok=s.output_cost_per_mtok,
+            # the mode's prices (batch mode: the batch rates), as the budget and estimate use
+            input_cost_per_mtok=s.prices()[0],
+            output_cost_per_mtok=s.prices()[1],
             prompt_versions={p: self.prompts.digest(p) for p in self._prompts_used},
         )
         block["response_format"] = s.response_format

@@ -71,7 +71,8 @@ def test_batch_answers_equal_the_sync_path_and_share_its_cache(
 ) -> None:
     asks = [pick(t) for t in ("sea", "sky", "moss", "sea")]
     with batch_server(colours, BatchScript(in_progress_polls=2)) as (url, seen):
-        batch = client_for(url, tmp_path / "b", prompts, response_format=response_format)
+        priced = {"input_cost_per_mtok": 2.0, "output_cost_per_mtok": 8.0}
+        batch = client_for(url, tmp_path / "b", prompts, response_format=response_format, **priced)
         batched = list(batch.ask_many(asks))
         sync = client_for(
             url,
@@ -80,6 +81,7 @@ def test_batch_answers_equal_the_sync_path_and_share_its_cache(
             mode="sync",
             concurrency=1,
             response_format=response_format,
+            **priced,
         )
         synced = list(sync.ask_many(asks))
         chat_calls = len(seen.chat_bodies)
@@ -107,6 +109,9 @@ def test_batch_answers_equal_the_sync_path_and_share_its_cache(
     stats = batch.stats()
     assert stats["mode"] == "batch"
     assert stats["batches"] == {"submitted": seen.batch_ids, "resumed": []}
+    # the same tokens, priced at the batch rates (half the sync prices, none set)
+    assert stats["estimated_cost_usd"] == pytest.approx(sync.stats()["estimated_cost_usd"] / 2)
+    assert stats["estimated_cost_usd"] > 0
     assert batch.waits == [1.0, 1.0], "polled until the job finished"
 
 
