@@ -17,27 +17,22 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
-import pyarrow.parquet as pq
-
-from pipelines.outputs import TableWriter
-
 FAILURES = "llm_failures.parquet"
 RAW_CHARS = 2000
 """The most of a failed ask's last answer the ledger keeps."""
 
-FAILURE_SCHEMA = pa.schema(
-    [
-        ("key", pa.string()),
-        ("prompt", pa.string()),
-        ("prompt_digest", pa.string()),
-        ("model", pa.string()),
-        ("kind", pa.string()),
-        ("reason", pa.string()),
-        ("attempts", pa.int32()),
-        ("raw", pa.string()),
-    ]
+FAILURE_COLUMNS = (
+    ("key", "string"),
+    ("prompt", "string"),
+    ("prompt_digest", "string"),
+    ("model", "string"),
+    ("kind", "string"),
+    ("reason", "string"),
+    ("attempts", "int32"),
+    ("raw", "string"),
 )
+"""The ledger's columns and their Arrow types (pyarrow is imported only when a ledger is
+written or read: the stage table names the file, and every CLI start reads the table)."""
 
 
 class FailureLedger:
@@ -101,8 +96,13 @@ def top_reasons(rows: Iterable[dict[str, Any]], top: int = 5) -> list[tuple[str,
 
 def write_failures(path: Path, ledgers: Iterable[FailureLedger]) -> int:
     """Write the rows of ``ledgers`` to ``path`` (an empty table when none failed); the count."""
+    import pyarrow as pa
+
+    from pipelines.outputs import TableWriter
+
+    schema = pa.schema([(name, getattr(pa, kind)()) for name, kind in FAILURE_COLUMNS])
     count = 0
-    with TableWriter(path, FAILURE_SCHEMA) as writer:
+    with TableWriter(path, schema) as writer:
         for ledger in ledgers:
             for row in ledger.rows():
                 writer.write(row)
@@ -114,4 +114,6 @@ def read_failures(path: Path) -> list[dict[str, Any]]:
     """The rows of a stage's ledger; none when the file does not exist."""
     if not path.is_file():
         return []
+    import pyarrow.parquet as pq
+
     return pq.read_table(path).to_pylist()

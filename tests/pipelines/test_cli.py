@@ -68,7 +68,7 @@ def test_check_names_a_bad_llm_and_summhay_setting(tmp_path):
     bad.write_text(yaml.safe_dump(data))
     result = runner.invoke(app, ["check", "--params", str(bad)])
     assert result.exit_code == 2
-    assert "[llm -> backend] Input should be 'template' or 'openai'" in result.output
+    assert "[llm -> backend] Input should be 'template', 'openai' or 'anthropic'" in result.output
     assert "[summhay] subtopics_per_document cannot exceed subtopics" in result.output
 
 
