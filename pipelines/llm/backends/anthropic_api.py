@@ -32,11 +32,10 @@ import logging
 import os
 from typing import Any
 
-from pipelines.errors import LLMError
-from pipelines.llm.backends.base import Backend, CallFailed, TransientError, estimate_tokens
+from pipelines.llm.backends.base import Backend, CallFailed, estimate_tokens
+from pipelines.llm.backends.sdk_call import call_sdk
 from pipelines.llm.records import ChatRequest, ChatResponse
 from pipelines.llm.settings import LLMSettings
-from pipelines.retry import refusal_wait_s
 from pipelines.secrets import redact, register_env
 
 log = logging.getLogger(__name__)
@@ -140,34 +139,9 @@ class AnthropicBackend(Backend):
         body = messages_body(self.model, request, fmt)
         temperature = body.pop("temperature")  # no keyword of the SDK's: an extra field
         extra = None if self.dropped else {"temperature": temperature}
-        try:
-            if self.on_headers is None:
-                reply = self._client.messages.create(**body, extra_body=extra)
-            else:  # paced: every answer's rate-limit headers go to the pacer
-                raw = self._client.messages.with_raw_response.create(**body, extra_body=extra)
-                self.on_headers(raw.headers)
-                reply = raw.parse()
-        except anthropic.APITimeoutError:
-            raise TransientError("timeout") from None
-        except anthropic.APIConnectionError as exc:
-            raise TransientError(f"connection failed: {exc.__cause__ or exc}") from None
-        except (anthropic.AuthenticationError, anthropic.PermissionDeniedError) as exc:
-            raise LLMError(
-                f"{self.base_url} refused the key (HTTP {exc.status_code}); set {self.key_env}"
-            ) from None
-        except anthropic.NotFoundError:
-            raise LLMError(
-                f"{self.base_url} has no model {self.model!r} (HTTP 404); check llm.model "
-                "and llm.base_url"
-            ) from None
-        except anthropic.APIStatusError as exc:
-            status, headers = exc.status_code, exc.response.headers
-            if self.on_headers is not None:
-                self.on_headers(headers)
-            if status == 429 or status >= 500:  # 529: overloaded
-                wait = refusal_wait_s(headers)
-                raise TransientError(f"HTTP {status}", wait, rate_limited=status == 429) from None
-            raise CallFailed(f"HTTP {status}: {error_message(exc)}") from None
+        reply = call_sdk(
+            self, anthropic, self._client.messages, error_message, **body, extra_body=extra
+        )
         return message_response(reply, request)
 
 

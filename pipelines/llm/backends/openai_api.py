@@ -12,12 +12,11 @@ import logging
 import os
 from typing import Any
 
-from pipelines.errors import LLMError
-from pipelines.llm.backends.base import Backend, CallFailed, TransientError, estimate_tokens
+from pipelines.llm.backends.base import Backend, CallFailed, estimate_tokens
+from pipelines.llm.backends.sdk_call import call_sdk
 from pipelines.llm.records import ChatRequest, ChatResponse
 from pipelines.llm.settings import LLMSettings
 from pipelines.llm.structured import is_strict
-from pipelines.retry import refusal_wait_s
 from pipelines.secrets import redact, register_env
 
 log = logging.getLogger(__name__)
@@ -82,36 +81,8 @@ class OpenAIBackend(Backend):
     def _complete(self, request: ChatRequest, response_format: dict | None) -> ChatResponse:
         import openai
 
-        completions = self._client.chat.completions
         body = chat_body(self.model, request, response_format)
-        try:
-            if self.on_headers is None:
-                reply = completions.create(**body)
-            else:
-                raw = completions.with_raw_response.create(**body)
-                self.on_headers(raw.headers)
-                reply = raw.parse()
-        except openai.APITimeoutError:
-            raise TransientError("timeout") from None
-        except openai.APIConnectionError as exc:
-            raise TransientError(f"connection failed: {exc.__cause__ or exc}") from None
-        except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
-            raise LLMError(
-                f"{self.base_url} refused the key (HTTP {exc.status_code}); set {self.key_env}"
-            ) from None
-        except openai.NotFoundError:
-            raise LLMError(
-                f"{self.base_url} has no model {self.model!r} (HTTP 404); check llm.model "
-                "and llm.base_url"
-            ) from None
-        except openai.APIStatusError as exc:
-            status, headers = exc.status_code, exc.response.headers
-            if self.on_headers is not None:
-                self.on_headers(headers)
-            if status == 429 or status >= 500:
-                wait = refusal_wait_s(headers)
-                raise TransientError(f"HTTP {status}", wait, rate_limited=status == 429) from None
-            raise CallFailed(f"HTTP {status}: {_message(exc)}") from None
+        reply = call_sdk(self, openai, self._client.chat.completions, _message, **body)
         return chat_response(reply, request)
 
 
