@@ -95,18 +95,21 @@ def top_reasons(rows: Iterable[dict[str, Any]], top: int = 5) -> list[tuple[str,
 
 
 def write_failures(path: Path, ledgers: Iterable[FailureLedger]) -> int:
-    """Write the rows of ``ledgers`` to ``path`` (an empty table when none failed); the count."""
+    """Write the rows of ``ledgers`` to ``path``, sorted by model, prompt and key (an empty
+    table when none failed); the count."""
     import pyarrow as pa
 
     from pipelines.outputs import TableWriter
 
     schema = pa.schema([(name, getattr(pa, kind)()) for name, kind in FAILURE_COLUMNS])
     count = 0
+    rows = [row for ledger in ledgers for row in ledger.rows()]
+    # in a stable order: asks given up by concurrent calls finish in any order
+    rows.sort(key=lambda r: (r["model"], r["prompt"], r["key"]))
     with TableWriter(path, schema) as writer:
-        for ledger in ledgers:
-            for row in ledger.rows():
-                writer.write(row)
-                count += 1
+        for row in rows:
+            writer.write(row)
+            count += 1
     return count
 
 
